@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { ConfigError } from './errors.js';
+
+const seconds = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
+const flag = z
+  .enum(['0', '1', 'true', 'false'])
+  .default('0')
+  .transform((v) => v === '1' || v === 'true');
+
+/**
+ * The environment durable-ops reads, with defaults (README "Configuration" documents each). All durations are
+ * in **seconds** unless the name says otherwise.
+ */
+export const ConfigSchema = z
+  .object({
+    DATABASE_URL: z.string().min(1).default('sqlite:.data/durable-ops.sqlite'),
+    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    LEASE_SECONDS: seconds(5, 900, 30),
+    HEARTBEAT_SECONDS: seconds(1, 300, 10),
+    SWEEP_INTERVAL_SECONDS: seconds(1, 3600, 15),
+    SWEEP_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(200),
+    SWEEP_TIME_BUDGET_SECONDS: seconds(1, 600, 20),
+    MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(3),
+    RETRY_BASE_SECONDS: seconds(1, 3600, 5),
+    RETRY_MAX_SECONDS: seconds(1, 86_400, 300),
+    QUEUED_DEADLINE_SECONDS: seconds(10, 7 * 86_400, 900),
+    WAKEUP_RESEND_SECONDS: seconds(5, 3600, 60),
+    MAX_MANUAL_RETRIES: z.coerce.number().int().min(0).max(1000).default(5),
+    RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+    DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+    DEV_JWT_SECRET: z.string().min(32, 'DEV_JWT_SECRET must be at least 32 characters').default('durable-ops-local-dev-secret-do-not-use-in-aws'),
+    SQS_QUEUE_URL: z.string().url().optional(),
+    SQS_ENDPOINT: z.string().url().optional(),
+    AWS_REGION: z.string().min(1).default('us-east-1'),
+    DEMO_TASKS: flag,
+  })
+  .refine((c) => c.HEARTBEAT_SECONDS < c.LEASE_SECONDS, {
+    message: 'HEARTBEAT_SECONDS must be less than LEASE_SECONDS',
+    path: ['HEARTBEAT_SECONDS'],
+  })
+  .refine((c) => c.RETRY_BASE_SECONDS <= c.RETRY_MAX_SECONDS, {
+    message: 'RETRY_BASE_SECONDS must not exceed RETRY_MAX_SECONDS',
+    path: ['RETRY_BASE_SECONDS'],
+  });
+
+/** The parsed, frozen configuration. */
+export type Config = Readonly<z.infer<typeof ConfigSchema>>;
+
+/**
+ * Parses the environment once into a frozen {@link Config}. No side effects.
+ * @param env defaults to `process.env`; empty strings count as unset.
+ * @throws {ConfigError} naming every invalid variable.
+ */
+export function loadConfig(env: Readonly<Record<string, string | undefined>> = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = ConfigSchema.safeParse(present);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`).join('; ');
+    throw new ConfigError(`Invalid configuration: ${detail}`);
+  }
+  return Object.freeze(parsed.data);
+}

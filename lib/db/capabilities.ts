@@ -1,0 +1,66 @@
+import { sql, type RawBuilder } from 'kysely';
+
+/** The two databases durable-ops runs on. */
+export type DialectName = 'mariadb' | 'sqlite';
+
+/**
+ * Everything that differs between MariaDB and SQLite, declared once and chosen at start-up
+ * (STYLE §5, after pg-boss's backend profiles). Services never branch on the dialect themselves.
+ */
+export interface Capabilities {
+  readonly dialect: DialectName;
+  /** `SELECT … FOR UPDATE SKIP LOCKED` is available (MariaDB 10.6+). SQLite has one writer and needs none. */
+  readonly skipLocked: boolean;
+  /**
+   * SQL for "the database clock plus `deltaMs`", as a value comparable with stored timestamps.
+   * MariaDB: `UTC_TIMESTAMP(6)` — the database clock is the authority for leases and deadlines (DESIGN §3).
+   * SQLite: `strftime('%Y-%m-%d %H:%M:%f','now')`, the one local process's clock, millisecond precision.
+   */
+  timeAt(deltaMs: number): RawBuilder<string>;
+  /** The driver error is a unique-index violation (MariaDB 1062 `ER_DUP_ENTRY`, SQLite `SQLITE_CONSTRAINT_UNIQUE`). */
+  isDuplicateKey(error: unknown): boolean;
+  /**
+   * The driver error is transient and the whole transaction may be retried: MariaDB deadlock (1213), lock wait
+   * timeout (1205), "record has changed" (1020, MariaDB 11.6+ snapshot isolation); SQLite `SQLITE_BUSY`.
+   */
+  isTransient(error: unknown): boolean;
+}
+
+function errorCode(error: unknown): string | undefined {
+  if (typeof error === 'object' && error !== null && 'code' in error) {
+    const code = (error as { code: unknown }).code;
+    return typeof code === 'string' ? code : undefined;
+  }
+  return undefined;
+}
+
+function errorErrno(error: unknown): number | undefined {
+  if (typeof error === 'object' && error !== null && 'errno' in error) {
+    const errno = (error as { errno: unknown }).errno;
+    return typeof errno === 'number' ? errno : undefined;
+  }
+  return undefined;
+}
+
+/** Capabilities of MariaDB 10.6+ through mysql2. */
+export const mariadbCapabilities: Capabilities = Object.freeze({
+  dialect: 'mariadb',
+  skipLocked: true,
+  timeAt: (deltaMs: number) =>
+    sql<string>`DATE_ADD(UTC_TIMESTAMP(6), INTERVAL ${Math.round(deltaMs * 1000)} MICROSECOND)`,
+  isDuplicateKey: (error: unknown) => errorErrno(error) === 1062 || errorCode(error) === 'ER_DUP_ENTRY',
+  isTransient: (error: unknown) => [1213, 1205, 1020].includes(errorErrno(error) ?? 0),
+} satisfies Capabilities);
+
+/** Capabilities of SQLite through better-sqlite3. */
+export const sqliteCapabilities: Capabilities = Object.freeze({
+  dialect: 'sqlite',
+  skipLocked: false,
+  timeAt: (deltaMs: number) => {
+    const modifier = `${deltaMs < 0 ? '-' : '+'}${(Math.abs(deltaMs) / 1000).toFixed(3)} seconds`;
+    return sql<string>`strftime('%Y-%m-%d %H:%M:%f', 'now', ${modifier})`;
+  },
+  isDuplicateKey: (error: unknown) =>
+    errorCode(error) === 'SQLITE_CONSTRAINT_UNIQUE' || errorCode(error) === 'SQLITE_CONSTRAINT_PRIMARYKEY',
+  isTransient: (error: unknown) => (errorCode(error) ?? '').startsWith('SQLITE_BUSY'),
+} satisfies Capabilities);

@@ -1,0 +1,77 @@
+import type { Kysely, RawBuilder, Transaction } from 'kysely';
+import type { OperationStatus } from '../operations/operation-status.js';
+
+/**
+ * Row types of the tables the migrations create. Timestamps are strings as the drivers return them:
+ * `YYYY-MM-DD HH:MM:SS.ffffff` (MariaDB `datetime(6)`, mysql2 `dateStrings`) or `YYYY-MM-DD HH:MM:SS.fff`
+ * (SQLite text written by `strftime`), always UTC. Convert with `parseDbTime`.
+ */
+export interface OperationsTable {
+  id: string;
+  owner_user_id: string;
+  task_type: string;
+  idempotency_key: string;
+  /** SHA-256 hex of the canonical request (task type + subject + params). */
+  request_hash: string;
+  subject_type: string;
+  subject_id: string;
+  /** Canonical JSON of the validated task params. Bounded task/policy fields only, never raw content. */
+  params_json: string;
+  status: OperationStatus;
+  priority: number;
+  /** Attempts started in the current cycle (reset by an owner retry). */
+  attempt: number;
+  max_attempts: number;
+  /** Owner retries used so far; also the notification cycle number. */
+  retry_count: number;
+  lease_token: string | null;
+  lease_expires_at: string | null;
+  heartbeat_at: string | null;
+  cancel_requested_at: string | null;
+  progress_percent: number;
+  progress_stage: string | null;
+  failure_code: string | null;
+  /** Bounded operator-facing failure text; never returned by the owner API. */
+  failure_message: string | null;
+  deadline_at: string;
+  /** Earliest time a worker may claim it (claimable states only; `nextAttemptAt` when waiting for retry). */
+  available_at: string | null;
+  /** When the sweeper should next re-send an SQS wake-up for this row (claimable states only). */
+  wake_at: string | null;
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+/** One row per terminal transition: primary key (operation_id, cycle). */
+export interface OperationNotificationsTable {
+  operation_id: string;
+  owner_user_id: string;
+  task_type: string;
+  status: OperationStatus;
+  failure_code: string | null;
+  /** The operation's `retry_count` at the terminal transition. */
+  cycle: number;
+  created_at: string;
+}
+
+/** The kysely schema of durable-ops. */
+export interface Database {
+  operations: OperationsTable;
+  operation_notifications: OperationNotificationsTable;
+}
+
+/**
+ * What a repository function needs: a connection or transaction, and the database-clock expression of the
+ * store (`timeAt(deltaMs)`, see `Store`). A `Store` is one; `inTransaction` hands out one bound to the transaction.
+ */
+export interface DbContext {
+  readonly db: Kysely<Database> | Transaction<Database>;
+  timeAt(deltaMs?: number): RawBuilder<string>;
+}
+
+/** A {@link DbContext} whose statements run inside one transaction. */
+export interface TxContext extends DbContext {
+  readonly db: Transaction<Database>;
+}

@@ -1,0 +1,107 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, MysqlDialect, SqliteDialect, type RawBuilder } from 'kysely';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { createPool } from 'mysql2';
+import { ConfigError } from '../errors.js';
+import { mariadbCapabilities, sqliteCapabilities, type Capabilities } from './capabilities.js';
+import type { Database } from './database.js';
+
+/**
+ * A connected database: the kysely instance, the dialect's capabilities, and the one seam through which
+ * "now" enters SQL.
+ */
+export interface Store {
+  readonly db: Kysely<Database>;
+  readonly caps: Capabilities;
+  /**
+   * SQL for the database clock plus `deltaMs` (and plus the test clock offset, if any). Every lease,
+   * deadline and retry time is computed with this, inside the statement (DESIGN §3).
+   */
+  timeAt(deltaMs?: number): RawBuilder<string>;
+  /** Closes the pool / file handle. */
+  destroy(): Promise<void>;
+}
+
+/** Options of {@link openStore}. */
+export interface OpenStoreOptions {
+  /**
+   * Milliseconds added to the database clock in every time expression. Tests move time through this one
+   * seam instead of sleeping. @default () => 0
+   */
+  clockOffsetMs?: () => number;
+  /** mysql2 pool size. Size it for one Lambda (1–2) or one local process. @default 10 */
+  poolSize?: number;
+}
+
+/** A parsed `DATABASE_URL`. */
+export type DatabaseTarget =
+  | { readonly kind: 'mariadb'; readonly url: string; readonly database: string }
+  | { readonly kind: 'sqlite'; readonly path: string };
+
+/**
+ * Parses `DATABASE_URL`: `mysql://user:pass@host:port/db` or `mariadb://…` for MariaDB;
+ * `sqlite:<path>`, `file:<path>` or `sqlite::memory:` for SQLite.
+ * @throws {ConfigError} for any other form, or a MariaDB URL without a database name.
+ */
+export function parseDatabaseUrl(value: string): DatabaseTarget {
+  if (/^(mysql|mariadb):\/\//.test(value)) {
+    const url = new URL(value);
+    const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
+    if (!database) throw new ConfigError('DATABASE_URL must name a database, e.g. mysql://root@127.0.0.1:3306/durable_ops');
+    return { kind: 'mariadb', url: value, database };
+  }
+  const sqlite = /^(?:sqlite|file):(.+)$/.exec(value);
+  if (sqlite?.[1]) return { kind: 'sqlite', path: sqlite[1] };
+  throw new ConfigError('DATABASE_URL must start with mysql://, mariadb://, sqlite: or file:');
+}
+
+/**
+ * Opens a {@link Store} for `DATABASE_URL`. Nothing is migrated here (see `migrateToLatest`).
+ *
+ * MariaDB connections are configured so driver types match the row types (STYLE §17): UTC (`timezone: 'Z'`,
+ * session `time_zone = '+00:00'`), `dateStrings` (timestamps stay strings with microseconds), strict SQL mode
+ * (over-long strings are errors, never silently truncated), utf8mb4.
+ * @throws {ConfigError} when the URL is not understood.
+ */
+export function openStore(databaseUrl: string, options: OpenStoreOptions = {}): Store {
+  const target = parseDatabaseUrl(databaseUrl);
+  const offset = options.clockOffsetMs ?? (() => 0);
+  if (target.kind === 'mariadb') {
+    const url = new URL(target.url);
+    const pool = createPool({
+      host: url.hostname,
+      port: url.port ? Number(url.port) : 3306,
+      user: decodeURIComponent(url.username || 'root'),
+      password: decodeURIComponent(url.password),
+      database: target.database,
+      connectionLimit: options.poolSize ?? 10,
+      timezone: 'Z',
+      dateStrings: true,
+      charset: 'utf8mb4',
+      supportBigNumbers: true,
+      bigNumberStrings: false,
+    });
+    pool.on('connection', (connection) => {
+      connection.query("SET SESSION time_zone = '+00:00', SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION'");
+    });
+    const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) });
+    return buildStore(db, mariadbCapabilities, offset);
+  }
+  if (target.path !== ':memory:') mkdirSync(dirname(target.path), { recursive: true });
+  const database = new BetterSqlite3(target.path);
+  database.pragma('journal_mode = WAL');
+  database.pragma('busy_timeout = 5000');
+  database.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return buildStore(db, sqliteCapabilities, offset);
+}
+
+function buildStore(db: Kysely<Database>, caps: Capabilities, offset: () => number): Store {
+  return {
+    db,
+    caps,
+    timeAt: (deltaMs = 0) => caps.timeAt(deltaMs + offset()),
+    destroy: () => db.destroy(),
+  };
+}

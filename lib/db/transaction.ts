@@ -1,0 +1,35 @@
+import type { TxContext } from './database.js';
+import type { Store } from './store.js';
+
+/** Options of {@link inTransaction}. */
+export interface TransactionOptions {
+  /**
+   * Times a transaction that failed with a transient error (deadlock, lock wait timeout, SQLITE_BUSY) is run
+   * again from the start. @default 3
+   */
+  retries?: number;
+}
+
+/**
+ * Runs `work` in one transaction, retrying the whole transaction on transient driver errors.
+ * MariaDB transactions run under READ COMMITTED: claims with `SKIP LOCKED` measured 1.5× faster with a third of
+ * the p99 of REPEATABLE READ here (shared/TOOLING.md), and every guard we rely on is a row lock or a unique
+ * index, never a snapshot.
+ * @throws whatever `work` throws, or the last transient error once retries are used up.
+ */
+export async function inTransaction<T>(
+  store: Store,
+  work: (tx: TxContext) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
+  const retries = options.retries ?? 3;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const builder = store.db.transaction();
+      const configured = store.caps.dialect === 'mariadb' ? builder.setIsolationLevel('read committed') : builder;
+      return await configured.execute((trx) => work({ db: trx, timeAt: store.timeAt }));
+    } catch (error) {
+      if (attempt >= retries || !store.caps.isTransient(error)) throw error;
+    }
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * The one error hierarchy of durable-ops (STYLE §6). Every failure a caller can act on is a subclass of
+ * {@link DurableOpsError} with a string-literal `code`; HTTP status codes are assigned in exactly one place
+ * (`lib/http/problem-details.ts`), never here.
+ */
+
+/** Base class of every typed error durable-ops throws. `code` is stable and safe to show to a client. */
+export abstract class DurableOpsError extends Error {
+  abstract readonly code: string;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** One problem found while validating input: a JSON-pointer-like path and a human-readable message. */
+export interface ValidationIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** Thrown when input at a boundary (HTTP body, header, query, SQS body, task params) fails its zod schema. */
+export class ValidationError extends DurableOpsError {
+  readonly code = 'validation_failed' as const;
+  constructor(
+    message: string,
+    readonly issues: readonly ValidationIssue[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** Thrown when an admission names a task type that no registered task handler serves. */
+export class UnknownTaskTypeError extends DurableOpsError {
+  readonly code = 'unknown_task_type' as const;
+  constructor(readonly taskType: string) {
+    super(`Unknown task type "${taskType}".`);
+  }
+}
+
+/**
+ * Thrown when an operation does not exist *for this owner*. Another owner's operation is indistinguishable
+ * from a missing one (DESIGN §7: 404, never 403).
+ */
+export class OperationNotFoundError extends DurableOpsError {
+  readonly code = 'operation_not_found' as const;
+  constructor(readonly operationId: string) {
+    super('Operation not found.');
+  }
+}
+
+/**
+ * Thrown when an idempotency key is reused by the same owner and task type with a different request
+ * (canonical request hash differs). IETF draft-ietf-httpapi-idempotency-key-header §2.7: 422.
+ */
+export class IdempotencyKeyReusedError extends DurableOpsError {
+  readonly code = 'idempotency_key_reused' as const;
+  constructor() {
+    super('This Idempotency-Key was already used with a different request.');
+  }
+}
+
+/** Thrown when an event is not allowed from the operation's current state (DESIGN §2 transition table). */
+export class InvalidTransitionError extends DurableOpsError {
+  readonly code = 'invalid_transition' as const;
+  constructor(
+    readonly operationId: string,
+    readonly from: string,
+    readonly event: string,
+  ) {
+    super(`Cannot ${event} an operation that is ${from}.`);
+  }
+}
+
+/**
+ * Thrown when a lease-guarded write (heartbeat, progress, complete, fail, acknowledge-cancel) matched no
+ * row: the token is stale or wrong, the lease expired on the database clock, or the operation left
+ * `running`. Nothing was changed (DESIGN §3).
+ */
+export class LeaseLostError extends DurableOpsError {
+  readonly code = 'lease_lost' as const;
+  constructor(readonly operationId: string) {
+    super('The lease on this operation was lost; nothing was changed.');
+  }
+}
+
+/** Thrown when an owner retry would exceed the bounded number of manual retries. */
+export class RetryLimitReachedError extends DurableOpsError {
+  readonly code = 'retry_limit_reached' as const;
+  constructor(
+    readonly operationId: string,
+    readonly limit: number,
+  ) {
+    super(`This operation was already retried ${limit} times.`);
+  }
+}
+
+/**
+ * Thrown when a call is made from the wrong scope: a claim from an owner scope, or an owner/lease mutation
+ * from the neutral worker scope (DESIGN §3). The types already forbid it; this is the runtime backstop.
+ */
+export class ScopeViolationError extends DurableOpsError {
+  readonly code = 'scope_violation' as const;
+}
+
+/** Thrown when a request carries no verified identity (missing/invalid JWT or authorizer claims). */
+export class UnauthorizedError extends DurableOpsError {
+  readonly code = 'unauthorized' as const;
+}
+
+/** Thrown at start-up when the environment does not describe a valid configuration. */
+export class ConfigError extends DurableOpsError {
+  readonly code = 'invalid_config' as const;
+}

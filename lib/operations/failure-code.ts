@@ -1,0 +1,20 @@
+/**
+ * The bounded failure codes an operation can end with; the only failure detail the owner API shows
+ * (DESIGN §7). Free-text failure messages stay in `failure_message`, operator-only.
+ *
+ * - `deadline_exceeded`: still waiting when its deadline passed (fails closed).
+ * - `lease_expired`: its worker stopped heartbeating on the final attempt.
+ * - `timeout`: the task handler ran past its timeout on the final attempt.
+ * - `permanent_error`: the handler reported a failure that retrying cannot fix.
+ * - `retries_exhausted`: a retryable failure on the final attempt.
+ */
+export const FailureCode = Object.freeze({
+  deadlineExceeded: 'deadline_exceeded',
+  leaseExpired: 'lease_expired',
+  timeout: 'timeout',
+  permanentError: 'permanent_error',
+  retriesExhausted: 'retries_exhausted',
+} as const);
+
+/** One of the {@link FailureCode} values. */
+export type FailureCode = (typeof FailureCode)[keyof typeof FailureCode];

@@ -1,0 +1,280 @@
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { DbContext, OperationsTable, TxContext } from '../db/database.js';
+import { CLAIMABLE_STATUSES, WAITING_STATUSES, type OperationStatus } from './operation-status.js';
+
+/**
+ * SQL for the `operations` table (STYLE §2): each function runs one statement and returns rows or a row
+ * count. Decisions (which state, which delay) belong to the services that call these.
+ */
+
+/** A row of `operations` as read. */
+export type OperationRow = Selectable<OperationsTable>;
+
+/** The identity of a held lease: the only key under which a worker may write (DESIGN §3). */
+export interface LeaseKey {
+  readonly operationId: string;
+  readonly ownerUserId: string;
+  readonly leaseToken: string;
+}
+
+/** Columns of a new operation that the service decides; times are set here from the database clock. */
+export type NewOperation = Omit<
+  Insertable<OperationsTable>,
+  | 'created_at'
+  | 'updated_at'
+  | 'deadline_at'
+  | 'available_at'
+  | 'wake_at'
+  | 'status'
+  | 'attempt'
+  | 'retry_count'
+  | 'progress_percent'
+>;
+
+/**
+ * Inserts a queued operation. Relies on the unique index (owner, task type, key): a duplicate throws the
+ * driver's duplicate-key error, which the caller translates.
+ * @param deadlineMs how long it may wait to start, from the database clock, in ms.
+ * @param wakeMs when the sweeper should re-send its wake-up if no worker took it, in ms from now.
+ */
+export async function insertOperation(ctx: DbContext, row: NewOperation, deadlineMs: number, wakeMs: number): Promise<void> {
+  const now = ctx.timeAt();
+  await ctx.db
+    .insertInto('operations')
+    .values({
+      ...row,
+      status: 'queued',
+      attempt: 0,
+      retry_count: 0,
+      progress_percent: 0,
+      created_at: now,
+      updated_at: now,
+      available_at: now,
+      deadline_at: ctx.timeAt(deadlineMs),
+      wake_at: ctx.timeAt(wakeMs),
+    })
+    .execute();
+}
+
+/** The operation with this idempotency key for this owner and task type, if any. */
+export async function findByIdempotencyKey(ctx: DbContext, ownerUserId: string, taskType: string, key: string): Promise<OperationRow | undefined> {
+  return ctx.db
+    .selectFrom('operations')
+    .selectAll()
+    .where('owner_user_id', '=', ownerUserId)
+    .where('task_type', '=', taskType)
+    .where('idempotency_key', '=', key)
+    .executeTakeFirst();
+}
+
+/** The owner's operation `id`, if it exists and is theirs. */
+export async function findOwnedOperation(ctx: DbContext, ownerUserId: string, id: string): Promise<OperationRow | undefined> {
+  return ctx.db.selectFrom('operations').selectAll().where('id', '=', id).where('owner_user_id', '=', ownerUserId).executeTakeFirst();
+}
+
+/** Keyset position in a newest-first listing. */
+export interface ListPosition {
+  readonly createdAt: string;
+  readonly id: string;
+}
+
+/** Filters of {@link listOwnedOperations}. */
+export interface OperationListQuery {
+  readonly status?: OperationStatus | undefined;
+  readonly taskType?: string | undefined;
+  /** Rows to return (the caller asks for one more than it shows to learn whether a next page exists). */
+  readonly limit: number;
+  readonly after?: ListPosition | undefined;
+}
+
+/** The owner's operations, newest first (created_at, id descending), after the keyset position. */
+export async function listOwnedOperations(ctx: DbContext, ownerUserId: string, query: OperationListQuery): Promise<OperationRow[]> {
+  let select = ctx.db.selectFrom('operations').selectAll().where('owner_user_id', '=', ownerUserId);
+  if (query.status) select = select.where('status', '=', query.status);
+  if (query.taskType) select = select.where('task_type', '=', query.taskType);
+  const after = query.after;
+  if (after) {
+    select = select.where((eb) =>
+      eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)])]),
+    );
+  }
+  return select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+}
+
+/**
+ * Picks the best claimable operation among `taskTypes`: highest priority, then oldest `available_at`; never one
+ * past its deadline. On MariaDB the row is locked `FOR UPDATE SKIP LOCKED`, so concurrent claimers take different
+ * rows instead of waiting on each other.
+ */
+export async function selectClaimCandidate(
+  ctx: TxContext,
+  taskTypes: readonly string[],
+  skipLocked: boolean,
+): Promise<Pick<OperationRow, 'id' | 'status'> | undefined> {
+  const now = ctx.timeAt();
+  const select = ctx.db
+    .selectFrom('operations')
+    .select(['id', 'status'])
+    .where('status', 'in', CLAIMABLE_STATUSES)
+    .where('task_type', 'in', taskTypes)
+    .where('available_at', '<=', now)
+    .where('deadline_at', '>', now)
+    .orderBy('priority', 'desc')
+    .orderBy('available_at', 'asc')
+    .limit(1);
+  return (skipLocked ? select.forUpdate().skipLocked() : select).executeTakeFirst();
+}
+
+/**
+ * Moves the candidate to `running` with a fresh lease: attempt + 1, lease token, lease expiry `leaseMs` after the
+ * database clock. Guarded by the status it was selected in. Returns the number of rows changed (0 or 1).
+ */
+export async function markClaimed(ctx: TxContext, id: string, fromStatus: OperationStatus, leaseToken: string, leaseMs: number): Promise<number> {
+  const now = ctx.timeAt();
+  const result = await ctx.db
+    .updateTable('operations')
+    .set((eb) => ({
+      status: 'running',
+      attempt: eb('attempt', '+', 1),
+      lease_token: leaseToken,
+      lease_expires_at: ctx.timeAt(leaseMs),
+      heartbeat_at: now,
+      started_at: eb.fn.coalesce('started_at', now),
+      progress_percent: 0,
+      progress_stage: null,
+      available_at: null,
+      wake_at: null,
+      updated_at: now,
+    }))
+    .where('id', '=', id)
+    .where('status', '=', fromStatus)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Reads one operation by id (no owner filter): only for a worker that has just claimed it in this transaction. */
+export async function findClaimedOperation(ctx: TxContext, id: string): Promise<OperationRow | undefined> {
+  return ctx.db.selectFrom('operations').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Applies `changes` only while the lease is live: same id, same owner, same token, still `running`, and the lease
+ * not yet expired on the database clock. Returns the number of rows changed; 0 means the lease is lost and nothing
+ * changed.
+ */
+export async function updateUnderLease(
+  ctx: DbContext,
+  lease: LeaseKey,
+  changes: (now: ReturnType<DbContext['timeAt']>) => Updateable<OperationsTable>,
+): Promise<number> {
+  const now = ctx.timeAt();
+  const result = await ctx.db
+    .updateTable('operations')
+    .set({ ...changes(now), updated_at: now })
+    .where('id', '=', lease.operationId)
+    .where('owner_user_id', '=', lease.ownerUserId)
+    .where('lease_token', '=', lease.leaseToken)
+    .where('status', '=', 'running')
+    .where('lease_expires_at', '>', now)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/**
+ * Applies `changes` to the owner's operation only if it is in one of `fromStatuses`. Returns rows changed (0 or 1).
+ */
+export async function updateOwnedInStatus(
+  ctx: DbContext,
+  ownerUserId: string,
+  id: string,
+  fromStatuses: readonly OperationStatus[],
+  changes: (now: ReturnType<DbContext['timeAt']>) => Updateable<OperationsTable>,
+): Promise<number> {
+  const now = ctx.timeAt();
+  const result = await ctx.db
+    .updateTable('operations')
+    .set({ ...changes(now), updated_at: now })
+    .where('id', '=', id)
+    .where('owner_user_id', '=', ownerUserId)
+    .where('status', 'in', fromStatuses)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Columns the sweeper needs to decide what an expired lease becomes. */
+export type ExpiredLeaseRow = Pick<OperationRow, 'id' | 'attempt' | 'max_attempts' | 'cancel_requested_at'>;
+
+/** Running operations whose lease expired on the database clock, oldest expiry first, locked (SKIP LOCKED). */
+export async function selectExpiredLeases(ctx: TxContext, limit: number, skipLocked: boolean): Promise<ExpiredLeaseRow[]> {
+  const select = ctx.db
+    .selectFrom('operations')
+    .select(['id', 'attempt', 'max_attempts', 'cancel_requested_at'])
+    .where('lease_expires_at', '<=', ctx.timeAt())
+    .where('status', '=', 'running')
+    .orderBy('lease_expires_at')
+    .limit(limit);
+  return (skipLocked ? select.forUpdate().skipLocked() : select).execute();
+}
+
+/** Queued/waiting operations past their deadline, locked (SKIP LOCKED). */
+export async function selectPastDeadline(ctx: TxContext, limit: number, skipLocked: boolean): Promise<string[]> {
+  const select = ctx.db
+    .selectFrom('operations')
+    .select('id')
+    .where('status', 'in', WAITING_STATUSES)
+    .where('deadline_at', '<=', ctx.timeAt())
+    .orderBy('deadline_at')
+    .limit(limit);
+  return (await (skipLocked ? select.forUpdate().skipLocked() : select).execute()).map((r) => r.id);
+}
+
+/** Claimable operations whose wake-up re-send is due, locked (SKIP LOCKED). */
+export async function selectDueWakeups(ctx: TxContext, limit: number, skipLocked: boolean): Promise<string[]> {
+  const select = ctx.db
+    .selectFrom('operations')
+    .select('id')
+    .where('wake_at', '<=', ctx.timeAt())
+    .where('status', 'in', CLAIMABLE_STATUSES)
+    .orderBy('wake_at')
+    .limit(limit);
+  return (await (skipLocked ? select.forUpdate().skipLocked() : select).execute()).map((r) => r.id);
+}
+
+/** Terminal operations finished more than `retentionMs` ago, locked (SKIP LOCKED). */
+export async function selectPurgeable(ctx: TxContext, retentionMs: number, limit: number, skipLocked: boolean): Promise<string[]> {
+  const select = ctx.db
+    .selectFrom('operations')
+    .select('id')
+    .where('finished_at', '<=', ctx.timeAt(-retentionMs))
+    .orderBy('finished_at')
+    .limit(limit);
+  return (await (skipLocked ? select.forUpdate().skipLocked() : select).execute()).map((r) => r.id);
+}
+
+/**
+ * Applies `changes` to the listed operations that are still in one of `fromStatuses`. Returns rows changed; the
+ * sweeper locked the rows first, so anything less than `ids.length` means the guard caught a race.
+ */
+export async function updateManyInStatus(
+  ctx: TxContext,
+  ids: readonly string[],
+  fromStatuses: readonly OperationStatus[],
+  changes: (now: ReturnType<DbContext['timeAt']>) => Updateable<OperationsTable>,
+): Promise<number> {
+  if (ids.length === 0) return 0;
+  const now = ctx.timeAt();
+  const result = await ctx.db
+    .updateTable('operations')
+    .set({ ...changes(now), updated_at: now })
+    .where('id', 'in', ids)
+    .where('status', 'in', fromStatuses)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Deletes the listed operations (their notifications must be deleted first). Returns rows deleted. */
+export async function deleteOperations(ctx: TxContext, ids: readonly string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const result = await ctx.db.deleteFrom('operations').where('id', 'in', ids).where('finished_at', 'is not', null).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

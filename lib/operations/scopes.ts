@@ -1,0 +1,61 @@
+import { ScopeViolationError, ValidationError } from '../errors.js';
+import type { Store } from '../db/store.js';
+import { FieldLimits } from './field-limits.js';
+
+/**
+ * The owner scope (DESIGN §3): every query it issues filters by `owner_user_id`. Built from an authenticated
+ * user (API) or from a claimed lease's owner id (worker, via `enterOwnerScope`). Owner reads, cancel and retry,
+ * and — with the lease token — heartbeat, progress, complete, fail and acknowledge-cancel take this type.
+ *
+ * The `#scope` brand makes the class nominal: a {@link WorkerScope} is not assignable to it, and the services'
+ * runtime check (`assertOwnerScope`) refuses anything that was not built by this constructor.
+ */
+export class OwnerScope {
+  readonly #scope = 'owner' as const;
+  /**
+   * @throws {ValidationError} when `ownerUserId` is empty or longer than 128 characters.
+   */
+  constructor(
+    readonly store: Store,
+    readonly ownerUserId: string,
+  ) {
+    if (ownerUserId.length === 0 || ownerUserId.length > FieldLimits.ownerUserId) {
+      throw new ValidationError('The owner id must be 1–128 characters.');
+    }
+  }
+
+  /** True when `value` was built by this class (brand check, not duck typing). */
+  static is(value: unknown): value is OwnerScope {
+    return typeof value === 'object' && value !== null && #scope in value;
+  }
+}
+
+/**
+ * The neutral worker scope (DESIGN §3): it may only claim. Everything after a claim happens in the owner
+ * scope the claim names.
+ */
+export class WorkerScope {
+  readonly #scope = 'worker' as const;
+  constructor(readonly store: Store) {}
+
+  /** True when `value` was built by this class. */
+  static is(value: unknown): value is WorkerScope {
+    return typeof value === 'object' && value !== null && #scope in value;
+  }
+}
+
+/**
+ * Runtime backstop for the owner-scope type.
+ * @throws {ScopeViolationError} when `scope` is not an {@link OwnerScope} (e.g. a worker scope cast past the types).
+ */
+export function assertOwnerScope(scope: unknown): asserts scope is OwnerScope {
+  if (!OwnerScope.is(scope)) throw new ScopeViolationError('This call needs an owner scope; the neutral worker scope may only claim.');
+}
+
+/**
+ * Runtime backstop for the worker-scope type.
+ * @throws {ScopeViolationError} when `scope` is not a {@link WorkerScope} (e.g. claiming from an owner/HTTP scope).
+ */
+export function assertWorkerScope(scope: unknown): asserts scope is WorkerScope {
+  if (!WorkerScope.is(scope)) throw new ScopeViolationError('Claims are made from the neutral worker scope only, never from an owner scope.');
+}

@@ -1,0 +1,39 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { z } from 'zod';
+import { defineTask, PermanentTaskError, RetryableTaskError } from './task-definition.js';
+
+/** Params of `demo.wait`. */
+export const DemoWaitParamsSchema = z
+  .object({
+    /** How long to wait, in milliseconds. */
+    durationMs: z.number().int().min(0).max(600_000),
+    /** The first `failAttempts` attempts throw a retryable error. */
+    failAttempts: z.number().int().min(0).max(10).optional(),
+    /** Throw a permanent error instead of waiting. */
+    permanentFailure: z.boolean().optional(),
+  })
+  .strict();
+
+/**
+ * The built-in demonstration task (registered when `DEMO_TASKS=1`): waits `durationMs`, reporting progress
+ * about every 5 % (at least every 5 s), stops as soon as its signal aborts, fails retryably on each of its first
+ * `failAttempts` attempts and permanently when `permanentFailure` is true.
+ */
+export const demoWaitTask = defineTask({
+  type: 'demo.wait',
+  paramsSchema: DemoWaitParamsSchema,
+  priority: 0,
+  timeoutMs: 660_000,
+  async run({ params, attempt, signal, reportProgress }) {
+    if (params.permanentFailure) throw new PermanentTaskError('demo.wait asked to fail permanently');
+    if (attempt <= (params.failAttempts ?? 0)) throw new RetryableTaskError(`demo.wait failing attempt ${attempt} on purpose`);
+    const step = Math.min(5_000, Math.max(100, params.durationMs / 20));
+    let waited = 0;
+    while (waited < params.durationMs) {
+      const slice = Math.min(step, params.durationMs - waited);
+      await delay(slice, undefined, { signal });
+      waited += slice;
+      await reportProgress(Math.floor((waited / params.durationMs) * 100), 'waiting');
+    }
+  },
+});

@@ -1,0 +1,73 @@
+import type { z } from 'zod';
+
+/** What a task handler receives for one attempt. */
+export interface TaskContext<P> {
+  readonly operationId: string;
+  readonly ownerUserId: string;
+  /** The params, already validated against the task's `paramsSchema`. */
+  readonly params: P;
+  /** 1-based attempt number within the current cycle. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  /**
+   * Aborted when the owner cancels (seen at a heartbeat), the lease is lost, or the timeout passes. The handler
+   * must stop promptly and throw (or return); what it returns after an abort is ignored.
+   */
+  readonly signal: AbortSignal;
+  /**
+   * Records progress (percent 0–100, stage ≤ 64 chars) and heartbeats the lease. Resolves once written.
+   * @throws {import('../errors.js').LeaseLostError} when the lease is gone; the handler should let it propagate.
+   */
+  reportProgress(percent: number, stage?: string): Promise<void>;
+}
+
+/** Retry policy of a task type. Delays in **milliseconds**. */
+export interface RetryPolicy {
+  /** Delay before the second attempt; doubled each attempt. */
+  readonly baseDelayMs: number;
+  /** Upper bound of any one delay. */
+  readonly maxDelayMs: number;
+}
+
+/**
+ * A task handler's registration (DESIGN §5): its type, params schema, priority, attempts, timeout, lease,
+ * retry policy. Capacity routes and external routing arrive with later issues.
+ */
+export interface TaskDefinition<S extends z.ZodType = z.ZodType> {
+  /** Matches `TASK_TYPE_PATTERN`, e.g. `demo.wait`. */
+  readonly type: string;
+  /** zod schema of the params; its output is what is stored and handed to `run`. */
+  readonly paramsSchema: S;
+  /** Higher runs first among claimable operations. -1000..1000. @default 0 */
+  readonly priority?: number;
+  /** Attempts per cycle. @default config MAX_ATTEMPTS */
+  readonly maxAttempts?: number;
+  /** Per-attempt timeout in **milliseconds**; also capped below the Lambda's remaining time. */
+  readonly timeoutMs: number;
+  /** Lease length in **seconds**. @default config LEASE_SECONDS */
+  readonly leaseSeconds?: number;
+  /** @default base RETRY_BASE_SECONDS, max RETRY_MAX_SECONDS from config */
+  readonly retry?: RetryPolicy;
+  /** How long an admitted operation may wait to start, in **seconds**. @default config QUEUED_DEADLINE_SECONDS */
+  readonly deadlineSeconds?: number;
+  /** Runs one attempt. Throw {@link RetryableTaskError} / {@link PermanentTaskError} to classify a failure. */
+  run(context: TaskContext<z.output<S>>): Promise<void>;
+}
+
+/**
+ * Thrown by a task handler for a failure that may succeed on another attempt. Other unclassified errors are
+ * treated the same way. `message` is stored for operators only, truncated, never shown to the owner.
+ */
+export class RetryableTaskError extends Error {
+  override readonly name = 'RetryableTaskError';
+}
+
+/** Thrown by a task handler for a failure that retrying cannot fix: the operation fails at once. */
+export class PermanentTaskError extends Error {
+  override readonly name = 'PermanentTaskError';
+}
+
+/** Identity helper that keeps the params type of a task definition. */
+export function defineTask<S extends z.ZodType>(definition: TaskDefinition<S>): TaskDefinition<S> {
+  return definition;
+}

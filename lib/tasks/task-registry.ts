@@ -1,0 +1,42 @@
+import { UnknownTaskTypeError } from '../errors.js';
+import { TASK_TYPE_PATTERN } from '../operations/field-limits.js';
+import type { TaskDefinition } from './task-definition.js';
+
+/**
+ * The task types this process serves. Admission refuses unknown types (400); a worker claims only registered
+ * types (DESIGN §5).
+ */
+export class TaskRegistry {
+  readonly #tasks = new Map<string, TaskDefinition>();
+
+  /**
+   * Adds a task type.
+   * @throws {TypeError} for a malformed or duplicate type, or out-of-range priority/attempts/timeout.
+   */
+  register(definition: TaskDefinition): this {
+    if (!TASK_TYPE_PATTERN.test(definition.type)) throw new TypeError(`Invalid task type "${definition.type}"`);
+    if (this.#tasks.has(definition.type)) throw new TypeError(`Task type "${definition.type}" is already registered`);
+    const priority = definition.priority ?? 0;
+    if (!Number.isInteger(priority) || priority < -1000 || priority > 1000) throw new TypeError('priority must be an integer in -1000..1000');
+    if (definition.maxAttempts !== undefined && !(definition.maxAttempts >= 1 && definition.maxAttempts <= 100))
+      throw new TypeError('maxAttempts must be in 1..100');
+    if (!(definition.timeoutMs >= 1 && definition.timeoutMs <= 15 * 60_000)) throw new TypeError('timeoutMs must be in 1..900000');
+    this.#tasks.set(definition.type, definition);
+    return this;
+  }
+
+  /**
+   * The definition of `type`.
+   * @throws {UnknownTaskTypeError} when it is not registered.
+   */
+  get(type: string): TaskDefinition {
+    const task = this.#tasks.get(type);
+    if (!task) throw new UnknownTaskTypeError(type);
+    return task;
+  }
+
+  /** Every registered type. */
+  types(): string[] {
+    return [...this.#tasks.keys()];
+  }
+}

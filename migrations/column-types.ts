@@ -1,0 +1,43 @@
+import { MysqlAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
+
+/**
+ * Column types for one dialect. Shared by the migrations in this folder only: migrations never import `lib/`
+ * (STYLE §16), so what they need lives here and, like them, is frozen once released.
+ *
+ * MariaDB gets explicitly bounded types (`char(n)`, `varchar(n)`, `datetime(6)`, `int`); SQLite gets its
+ * native `text`/`integer` with the same bounds enforced by `CHECK (length(...) <= n)` constraints.
+ */
+export interface ColumnTypes {
+  readonly mariadb: boolean;
+  char(n: number): RawBuilder<unknown>;
+  varchar(n: number): RawBuilder<unknown>;
+  datetime(): RawBuilder<unknown>;
+  int(): RawBuilder<unknown>;
+  /** Table options appended to CREATE TABLE: InnoDB, utf8mb4 with a binary (case-sensitive) collation. */
+  tableOptions(): RawBuilder<unknown>;
+}
+
+/** The {@link ColumnTypes} of the database `db` talks to. */
+export function columnTypes(db: Kysely<any>): ColumnTypes {
+  const mariadb = db.getExecutor().adapter instanceof MysqlAdapter;
+  return {
+    mariadb,
+    char: (n) => (mariadb ? sql.raw(`char(${n})`) : sql.raw('text')),
+    varchar: (n) => (mariadb ? sql.raw(`varchar(${n})`) : sql.raw('text')),
+    datetime: () => (mariadb ? sql.raw('datetime(6)') : sql.raw('text')),
+    int: () => (mariadb ? sql.raw('int') : sql.raw('integer')),
+    tableOptions: () =>
+      mariadb ? sql.raw('ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin') : sql.raw(''),
+  };
+}
+
+/** A SQLite CHECK that bounds a text column's length (MariaDB enforces the varchar bound itself). */
+export function lengthCheck(column: string, max: number): RawBuilder<unknown> {
+  return sql.raw(`length(${column}) <= ${max}`);
+}
+
+/** Drops an index: MariaDB needs `ON table`, SQLite refuses it. */
+export async function dropIndex(db: Kysely<any>, name: string, table: string): Promise<void> {
+  const drop = db.schema.dropIndex(name);
+  await (columnTypes(db).mariadb ? drop.on(table) : drop).execute();
+}
