@@ -1,5 +1,5 @@
-import type { Insertable, Selectable, Updateable } from 'kysely';
-import type { DbContext, OperationsTable, TxContext } from '../db/database.js';
+import type { Insertable, Selectable, UpdateObject } from 'kysely';
+import type { Database, DbContext, OperationsTable, TxContext } from '../db/database.js';
 import { CLAIMABLE_STATUSES, WAITING_STATUSES, type OperationStatus } from './operation-status.js';
 
 /**
@@ -9,6 +9,9 @@ import { CLAIMABLE_STATUSES, WAITING_STATUSES, type OperationStatus } from './op
 
 /** A row of `operations` as read. */
 export type OperationRow = Selectable<OperationsTable>;
+
+/** Column changes of an UPDATE: values or SQL expressions (e.g. `timeAt(ms)`). */
+export type OperationChanges = UpdateObject<Database, 'operations'>;
 
 /** The identity of a held lease: the only key under which a worker may write (DESIGN §3). */
 export interface LeaseKey {
@@ -159,24 +162,26 @@ export async function findClaimedOperation(ctx: TxContext, id: string): Promise<
 
 /**
  * Applies `changes` only while the lease is live: same id, same owner, same token, still `running`, and the lease
- * not yet expired on the database clock. Returns the number of rows changed; 0 means the lease is lost and nothing
- * changed.
+ * not yet expired on the database clock (and, with `requireCancelRequested`, a cancel requested). Returns the number
+ * of rows changed; 0 means the lease is lost and nothing changed.
  */
 export async function updateUnderLease(
   ctx: DbContext,
   lease: LeaseKey,
-  changes: (now: ReturnType<DbContext['timeAt']>) => Updateable<OperationsTable>,
+  changes: (now: ReturnType<DbContext['timeAt']>) => OperationChanges,
+  requireCancelRequested = false,
 ): Promise<number> {
   const now = ctx.timeAt();
-  const result = await ctx.db
+  let update = ctx.db
     .updateTable('operations')
     .set({ ...changes(now), updated_at: now })
     .where('id', '=', lease.operationId)
     .where('owner_user_id', '=', lease.ownerUserId)
     .where('lease_token', '=', lease.leaseToken)
     .where('status', '=', 'running')
-    .where('lease_expires_at', '>', now)
-    .executeTakeFirst();
+    .where('lease_expires_at', '>', now);
+  if (requireCancelRequested) update = update.where('cancel_requested_at', 'is not', null);
+  const result = await update.executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
 
@@ -188,7 +193,7 @@ export async function updateOwnedInStatus(
   ownerUserId: string,
   id: string,
   fromStatuses: readonly OperationStatus[],
-  changes: (now: ReturnType<DbContext['timeAt']>) => Updateable<OperationsTable>,
+  changes: (now: ReturnType<DbContext['timeAt']>) => OperationChanges,
 ): Promise<number> {
   const now = ctx.timeAt();
   const result = await ctx.db
@@ -259,7 +264,7 @@ export async function updateManyInStatus(
   ctx: TxContext,
   ids: readonly string[],
   fromStatuses: readonly OperationStatus[],
-  changes: (now: ReturnType<DbContext['timeAt']>) => Updateable<OperationsTable>,
+  changes: (now: ReturnType<DbContext['timeAt']>) => OperationChanges,
 ): Promise<number> {
   if (ids.length === 0) return 0;
   const now = ctx.timeAt();

@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import { ValidationError, IdempotencyKeyReusedError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { describeError } from '../logger.js';
+import type { WakeupSender } from '../queue/wakeup-sender.js';
+import type { TaskRegistry } from '../tasks/task-registry.js';
+import { AdmitRequestSchema, IdempotencyKeySchema } from './admission-schema.js';
+import { FieldLimits } from './field-limits.js';
+import { findByIdempotencyKey, findOwnedOperation, insertOperation, type OperationRow } from './operation.repository.js';
+import { taskPolicy, type OperationPolicy } from './operation-policy.js';
+import { canonicalJson, requestHash } from './request-hash.js';
+import { assertOwnerScope, type OwnerScope } from './scopes.js';
+import { parseOrThrow } from './zod-issues.js';
+
+/** What admission needs besides the owner scope. */
+export interface AdmissionDeps {
+  readonly registry: TaskRegistry;
+  readonly policy: OperationPolicy;
+  readonly wakeups: WakeupSender;
+  readonly logger: Logger;
+}
+
+/** The result of {@link admitOperation}: the operation, and whether it already existed for this key. */
+export interface Admission {
+  readonly operation: OperationRow;
+  /** True when the same owner already admitted the same request under this key (HTTP 200 + `Idempotent-Replayed`). */
+  readonly replayed: boolean;
+}
+
+/**
+ * Admits one operation for the owner, idempotently (DESIGN §2, §4): validates the request and the task type's
+ * params, binds the idempotency key to the canonical request hash, inserts a `queued` row with a deadline, and —
+ * after the insert has committed — sends the SQS wake-up. A failed send is logged, not thrown: the row is durable
+ * and the sweeper re-sends wake-ups for rows left unclaimed (`wake_at`).
+ *
+ * Concurrent duplicates resolve through the unique index (owner, task type, key), never a read-then-insert:
+ * ```
+ *   A: INSERT ok ───────────────────────────── commit → 202
+ *   B: INSERT → duplicate key → SELECT by key → same hash → 200 replayed
+ * ```
+ * @param input `{ taskType, subject: { type, id }, params? }` (see `AdmitRequestSchema`).
+ * @throws {ValidationError} malformed input, key or params (HTTP 400).
+ * @throws {UnknownTaskTypeError} unregistered task type (HTTP 400).
+ * @throws {IdempotencyKeyReusedError} same key, different request (HTTP 422).
+ */
+export async function admitOperation(scope: OwnerScope, deps: AdmissionDeps, idempotencyKey: unknown, input: unknown): Promise<Admission> {
+  assertOwnerScope(scope);
+  const key = parseOrThrow(IdempotencyKeySchema, idempotencyKey, 'Idempotency-Key');
+  const request = parseOrThrow(AdmitRequestSchema, input, 'body');
+  const task = deps.registry.get(request.taskType);
+  const params = parseOrThrow(task.paramsSchema, request.params ?? {}, 'params');
+  const paramsJson = canonicalJson(params);
+  if (paramsJson.length > FieldLimits.paramsJson) {
+    throw new ValidationError('Invalid params.', [{ path: 'params', message: `must encode to at most ${FieldLimits.paramsJson} characters` }]);
+  }
+  const hash = requestHash(request.taskType, request.subject, params);
+  const policy = taskPolicy(task, deps.policy);
+  const store = scope.store;
+  const id = randomUUID();
+  try {
+    await insertOperation(
+      store,
+      {
+        id,
+        owner_user_id: scope.ownerUserId,
+        task_type: request.taskType,
+        idempotency_key: key,
+        request_hash: hash,
+        subject_type: request.subject.type,
+        subject_id: request.subject.id,
+        params_json: paramsJson,
+        priority: policy.priority,
+        max_attempts: policy.maxAttempts,
+      },
+      policy.deadlineMs,
+      deps.policy.wakeupResendMs,
+    );
+  } catch (error) {
+    if (!store.caps.isDuplicateKey(error)) throw error;
+    const existing = await findByIdempotencyKey(store, scope.ownerUserId, request.taskType, key);
+    if (!existing) throw error;
+    if (existing.request_hash !== hash) throw new IdempotencyKeyReusedError();
+    return { operation: existing, replayed: true };
+  }
+  const operation = await findOwnedOperation(store, scope.ownerUserId, id);
+  if (!operation) throw new Error(`Operation ${id} vanished right after its insert`);
+  await sendWakeup(deps, { v: 1, reason: 'admitted', operationId: id });
+  return { operation, replayed: false };
+}
+
+/** Sends one wake-up after a commit; failures are logged only (the sweeper re-sends). */
+export async function sendWakeup(
+  deps: Pick<AdmissionDeps, 'wakeups' | 'logger'>,
+  message: Parameters<WakeupSender['send']>[0][number],
+  delaySeconds = 0,
+): Promise<void> {
+  try {
+    await deps.wakeups.send([message], { delaySeconds });
+  } catch (error) {
+    deps.logger.warn('wake-up send failed; the sweeper will re-send it', { operationId: message.operationId, ...describeError(error) });
+  }
+}

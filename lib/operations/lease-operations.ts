@@ -1,0 +1,144 @@
+import { LeaseLostError, ScopeViolationError, ValidationError } from '../errors.js';
+import { inTransaction } from '../db/transaction.js';
+import type { ClaimedOperation } from './claim-operation.js';
+import { FailureCode, type FailureCode as FailureCodeValue } from './failure-code.js';
+import { FieldLimits, truncate } from './field-limits.js';
+import { insertTerminalNotifications } from './notification.repository.js';
+import { findOwnedOperation, updateUnderLease } from './operation.repository.js';
+import type { OperationStatus } from './operation-status.js';
+import { assertOwnerScope, type OwnerScope } from './scopes.js';
+
+function assertLeaseInScope(scope: OwnerScope, lease: ClaimedOperation): void {
+  assertOwnerScope(scope);
+  if (lease.ownerUserId !== scope.ownerUserId) throw new ScopeViolationError('The lease belongs to another owner scope.');
+}
+
+/** Progress to record with a heartbeat: percent 0–100, stage at most 64 characters. */
+export interface Progress {
+  readonly percent: number;
+  readonly stage?: string | undefined;
+}
+
+/**
+ * Extends the lease to `leaseMs` past the database clock, optionally recording progress, and reports whether the
+ * owner has asked to cancel (DESIGN §2: the worker sees a cancel at its next heartbeat).
+ * @throws {LeaseLostError} when the token is stale/wrong or the lease expired on the database clock; nothing changed.
+ * @throws {ValidationError} for out-of-range progress.
+ * @throws {ScopeViolationError} from a non-owner scope or another owner's scope.
+ */
+export async function heartbeat(scope: OwnerScope, lease: ClaimedOperation, progress?: Progress): Promise<{ cancelRequested: boolean }> {
+  assertLeaseInScope(scope, lease);
+  if (progress) validateProgress(progress);
+  const changed = await updateUnderLease(scope.store, lease, (now) => ({
+    lease_expires_at: scope.store.timeAt(lease.leaseMs),
+    heartbeat_at: now,
+    ...(progress ? { progress_percent: progress.percent, progress_stage: progress.stage ?? null } : {}),
+  }));
+  if (changed !== 1) throw new LeaseLostError(lease.operationId);
+  const row = await findOwnedOperation(scope.store, scope.ownerUserId, lease.operationId);
+  return { cancelRequested: row?.cancel_requested_at != null };
+}
+
+function validateProgress(progress: Progress): void {
+  const { min, max } = FieldLimits.progressPercent;
+  if (!Number.isInteger(progress.percent) || progress.percent < min || progress.percent > max) {
+    throw new ValidationError('Invalid progress.', [{ path: 'percent', message: 'must be an integer 0–100' }]);
+  }
+  if (progress.stage !== undefined && (progress.stage.length === 0 || progress.stage.length > FieldLimits.progressStage)) {
+    throw new ValidationError('Invalid progress.', [{ path: 'stage', message: 'must be 1–64 characters' }]);
+  }
+}
+
+/**
+ * Ends a terminal transition under the lease in one transaction: the guarded update, exactly one notification,
+ * and the lease cleared (DESIGN §2).
+ */
+async function finishUnderLease(
+  scope: OwnerScope,
+  lease: ClaimedOperation,
+  status: Extract<OperationStatus, 'succeeded' | 'failed' | 'cancelled'>,
+  failure: { code: FailureCodeValue; message: string } | null,
+  requireCancelRequested = false,
+): Promise<void> {
+  await inTransaction(scope.store, async (tx) => {
+    const changed = await updateUnderLease(
+      tx,
+      lease,
+      (now) => ({
+        status,
+        finished_at: now,
+        lease_token: null,
+        lease_expires_at: null,
+        failure_code: failure?.code ?? null,
+        failure_message: failure ? truncate(failure.message, FieldLimits.failureMessage) : null,
+        ...(status === 'succeeded' ? { progress_percent: 100 } : {}),
+      }),
+      requireCancelRequested,
+    );
+    if (changed !== 1) throw new LeaseLostError(lease.operationId);
+    await insertTerminalNotifications(tx, [lease.operationId]);
+  });
+}
+
+/**
+ * `running → succeeded`, with its notification, in one transaction.
+ * @throws {LeaseLostError} when the lease is gone; nothing changed.
+ */
+export async function completeOperation(scope: OwnerScope, lease: ClaimedOperation): Promise<void> {
+  assertLeaseInScope(scope, lease);
+  await finishUnderLease(scope, lease, 'succeeded', null);
+}
+
+/**
+ * `running → cancelled` after the owner asked to cancel and the worker stopped (DESIGN §2).
+ * @throws {LeaseLostError} when the lease is gone or no cancel was requested; nothing changed.
+ */
+export async function acknowledgeCancel(scope: OwnerScope, lease: ClaimedOperation): Promise<void> {
+  assertLeaseInScope(scope, lease);
+  await finishUnderLease(scope, lease, 'cancelled', null, true);
+}
+
+/** How an attempt failed (DESIGN §5 classification). */
+export type FailureKind = 'retryable' | 'permanent' | 'timeout';
+
+/** What {@link failOperation} decided. `retryInMs` is set when the operation waits for another attempt. */
+export interface FailureOutcome {
+  readonly status: Extract<OperationStatus, 'waiting_for_retry' | 'failed'>;
+  readonly retryInMs?: number;
+}
+
+/**
+ * Records a failed attempt (DESIGN §2): a retryable failure or timeout with attempts left → `waiting_for_retry`,
+ * claimable `retryDelayMs` after the database clock; a permanent failure, or none left → `failed` with its code
+ * (`permanent_error`, `timeout`, `retries_exhausted`) and one notification. `message` is truncated to 512 characters
+ * and is operator-only.
+ * @param retryDelayMs delay before the next attempt, in ms (see `retryDelayMs`).
+ * @param wakeAfterMs when, from now, the sweeper should send a wake-up if none arrived, in ms.
+ * @throws {LeaseLostError} when the lease is gone; nothing changed.
+ */
+export async function failOperation(
+  scope: OwnerScope,
+  lease: ClaimedOperation,
+  failure: { kind: FailureKind; message: string },
+  retryDelayMs: number,
+  wakeAfterMs: number,
+): Promise<FailureOutcome> {
+  assertLeaseInScope(scope, lease);
+  const attemptsLeft = lease.attempt < lease.maxAttempts;
+  if (failure.kind === 'permanent' || !attemptsLeft) {
+    const code =
+      failure.kind === 'permanent' ? FailureCode.permanentError : failure.kind === 'timeout' ? FailureCode.timeout : FailureCode.retriesExhausted;
+    await finishUnderLease(scope, lease, 'failed', { code, message: failure.message });
+    return { status: 'failed' };
+  }
+  const changed = await updateUnderLease(scope.store, lease, () => ({
+    status: 'waiting_for_retry',
+    lease_token: null,
+    lease_expires_at: null,
+    available_at: scope.store.timeAt(retryDelayMs),
+    wake_at: scope.store.timeAt(wakeAfterMs),
+    failure_message: truncate(failure.message, FieldLimits.failureMessage),
+  }));
+  if (changed !== 1) throw new LeaseLostError(lease.operationId);
+  return { status: 'waiting_for_retry', retryInMs: retryDelayMs };
+}

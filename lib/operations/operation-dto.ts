@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { toIsoOrNull } from '../db/db-time.js';
+import { ALL_STATUSES } from './operation-status.js';
+import type { OperationRow } from './operation.repository.js';
+import type { NotificationRow } from './notification.repository.js';
+
+const isoOrNull = z.string().datetime().nullable();
+
+/**
+ * The operation as the owner API shows it (DESIGN §7) — exactly these fields. It deliberately omits the
+ * idempotency key, lease token/owner, provider/model/route, failure text and result references.
+ */
+export const OperationDtoSchema = z
+  .object({
+    id: z.string(),
+    taskType: z.string(),
+    status: z.enum(ALL_STATUSES as [string, ...string[]]),
+    subject: z.object({ type: z.string(), id: z.string() }).strict(),
+    progress: z.object({ percent: z.number().int().min(0).max(100), stage: z.string().nullable() }).strict(),
+    attempt: z.number().int(),
+    maxAttempts: z.number().int(),
+    cancelRequested: z.boolean(),
+    createdAt: z.string().datetime(),
+    updatedAt: z.string().datetime(),
+    startedAt: isoOrNull,
+    finishedAt: isoOrNull,
+    deadlineAt: z.string().datetime(),
+    nextAttemptAt: isoOrNull,
+    statusUrl: z.string(),
+    failure: z.object({ code: z.string() }).strict().nullable(),
+  })
+  .strict();
+
+/** See {@link OperationDtoSchema}. */
+export type OperationDto = z.infer<typeof OperationDtoSchema>;
+
+/** The status URL of an operation (DESIGN §4). */
+export function statusUrlOf(operationId: string): string {
+  return `/api/operations/${operationId}`;
+}
+
+/** Maps a row to its {@link OperationDto}; only allow-listed fields are copied. */
+export function toOperationDto(row: OperationRow): OperationDto {
+  return {
+    id: row.id,
+    taskType: row.task_type,
+    status: row.status,
+    subject: { type: row.subject_type, id: row.subject_id },
+    progress: { percent: row.progress_percent, stage: row.progress_stage },
+    attempt: row.attempt,
+    maxAttempts: row.max_attempts,
+    cancelRequested: row.cancel_requested_at !== null,
+    createdAt: toIsoOrNull(row.created_at) as string,
+    updatedAt: toIsoOrNull(row.updated_at) as string,
+    startedAt: toIsoOrNull(row.started_at),
+    finishedAt: toIsoOrNull(row.finished_at),
+    deadlineAt: toIsoOrNull(row.deadline_at) as string,
+    nextAttemptAt: row.status === 'waiting_for_retry' ? toIsoOrNull(row.available_at) : null,
+    statusUrl: statusUrlOf(row.id),
+    failure: row.failure_code === null ? null : { code: row.failure_code },
+  };
+}
+
+/** A terminal notification as the owner API shows it. */
+export const NotificationDtoSchema = z
+  .object({
+    operationId: z.string(),
+    taskType: z.string(),
+    status: z.enum(['succeeded', 'failed', 'cancelled']),
+    failure: z.object({ code: z.string() }).strict().nullable(),
+    createdAt: z.string().datetime(),
+    statusUrl: z.string(),
+  })
+  .strict();
+
+/** See {@link NotificationDtoSchema}. */
+export type NotificationDto = z.infer<typeof NotificationDtoSchema>;
+
+/** Maps a notification row to its {@link NotificationDto}. */
+export function toNotificationDto(row: NotificationRow): NotificationDto {
+  return {
+    operationId: row.operation_id,
+    taskType: row.task_type,
+    status: row.status as NotificationDto['status'],
+    failure: row.failure_code === null ? null : { code: row.failure_code },
+    createdAt: toIsoOrNull(row.created_at) as string,
+    statusUrl: statusUrlOf(row.operation_id),
+  };
+}

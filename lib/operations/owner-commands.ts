@@ -1,0 +1,104 @@
+import { InvalidTransitionError, OperationNotFoundError, RetryLimitReachedError } from '../errors.js';
+import { inTransaction } from '../db/transaction.js';
+import type { TaskRegistry } from '../tasks/task-registry.js';
+import { sendWakeup, type AdmissionDeps } from './admit-operation.js';
+import { insertTerminalNotifications } from './notification.repository.js';
+import { findOwnedOperation, updateOwnedInStatus, type OperationRow } from './operation.repository.js';
+import { taskPolicy } from './operation-policy.js';
+import { nextStatus, TRANSITIONS } from './operation-status.js';
+import { getOperation } from './owner-reads.js';
+import { assertOwnerScope, type OwnerScope } from './scopes.js';
+
+/** Guarded updates that lose a race are re-decided from a fresh read at most this many times. */
+const MAX_RACES = 5;
+
+/**
+ * Owner cancel (DESIGN §2): a waiting operation (`queued`, `waiting_*`) becomes `cancelled` at once, with its
+ * notification, in one transaction; a `running` one keeps running with `cancel_requested_at` set, and its worker
+ * aborts at its next heartbeat. Cancelling a cancelled operation changes nothing and returns it.
+ * @returns the operation after the change.
+ * @throws {OperationNotFoundError} unknown id or another owner's operation (404).
+ * @throws {InvalidTransitionError} already `succeeded` or `failed` (409).
+ */
+export async function cancelOperation(scope: OwnerScope, id: unknown): Promise<OperationRow> {
+  assertOwnerScope(scope);
+  for (let race = 0; race < MAX_RACES; race++) {
+    const row = await getOperation(scope, id);
+    if (row.status === 'cancelled') return row;
+    if (row.status === 'running') {
+      nextStatus(row.id, row.status, 'request_cancel');
+      const changed = await updateOwnedInStatus(scope.store, scope.ownerUserId, row.id, ['running'], (now) => ({
+        cancel_requested_at: row.cancel_requested_at ?? now,
+      }));
+      if (changed === 1) return reread(scope, row.id);
+      continue;
+    }
+    nextStatus(row.id, row.status, 'owner_cancel');
+    const changed = await inTransaction(scope.store, async (tx) => {
+      const n = await updateOwnedInStatus(tx, scope.ownerUserId, row.id, TRANSITIONS.owner_cancel.from, (now) => ({
+        status: 'cancelled',
+        cancel_requested_at: now,
+        finished_at: now,
+        available_at: null,
+        wake_at: null,
+      }));
+      if (n === 1) await insertTerminalNotifications(tx, [row.id]);
+      return n;
+    });
+    if (changed === 1) return reread(scope, row.id);
+  }
+  throw new InvalidTransitionError(String(id), 'changing', 'owner_cancel');
+}
+
+/** What an owner retry needs. */
+export interface RetryDeps extends AdmissionDeps {
+  readonly registry: TaskRegistry;
+}
+
+/**
+ * Owner retry (DESIGN §2): `failed`/`cancelled` → `queued` with a fresh attempt budget and a new deadline, then a
+ * wake-up after the commit. Bounded by `MAX_MANUAL_RETRIES` per operation.
+ * @returns the operation after the change.
+ * @throws {OperationNotFoundError} unknown id or another owner's operation (404).
+ * @throws {InvalidTransitionError} the operation is not `failed` or `cancelled` (409).
+ * @throws {RetryLimitReachedError} the manual-retry budget is used up (409).
+ */
+export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unknown): Promise<OperationRow> {
+  assertOwnerScope(scope);
+  for (let race = 0; race < MAX_RACES; race++) {
+    const row = await getOperation(scope, id);
+    nextStatus(row.id, row.status, 'owner_retry');
+    if (row.retry_count >= deps.policy.maxManualRetries) throw new RetryLimitReachedError(row.id, deps.policy.maxManualRetries);
+    const policy = taskPolicy(deps.registry.get(row.task_type), deps.policy);
+    const changed = await updateOwnedInStatus(scope.store, scope.ownerUserId, row.id, [row.status], (now) => ({
+      status: 'queued',
+      attempt: 0,
+      max_attempts: policy.maxAttempts,
+      retry_count: row.retry_count + 1,
+      lease_token: null,
+      lease_expires_at: null,
+      heartbeat_at: null,
+      cancel_requested_at: null,
+      progress_percent: 0,
+      progress_stage: null,
+      failure_code: null,
+      failure_message: null,
+      started_at: null,
+      finished_at: null,
+      available_at: now,
+      deadline_at: scope.store.timeAt(policy.deadlineMs),
+      wake_at: scope.store.timeAt(deps.policy.wakeupResendMs),
+    }));
+    if (changed === 1) {
+      await sendWakeup(deps, { v: 1, reason: 'owner_retry', operationId: row.id });
+      return reread(scope, row.id);
+    }
+  }
+  throw new InvalidTransitionError(String(id), 'changing', 'owner_retry');
+}
+
+async function reread(scope: OwnerScope, id: string): Promise<OperationRow> {
+  const row = await findOwnedOperation(scope.store, scope.ownerUserId, id);
+  if (!row) throw new OperationNotFoundError(id);
+  return row;
+}

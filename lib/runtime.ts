@@ -1,0 +1,77 @@
+import type { Config } from './config.js';
+import { ConfigError } from './errors.js';
+import { consoleLogger, type Logger } from './logger.js';
+import { openStore, type Store } from './db/store.js';
+import { policyFromConfig, type OperationPolicy } from './operations/operation-policy.js';
+import { createSqsClient, SqsWakeupSender, type WakeupSender } from './queue/wakeup-sender.js';
+import { demoWaitTask } from './tasks/demo-wait.js';
+import { TaskRegistry } from './tasks/task-registry.js';
+
+/**
+ * Everything the three entry points (API, worker, sweeper) share, built once per process (per Lambda cold start)
+ * from the {@link Config}. Nothing is created at import time.
+ */
+export interface Runtime {
+  readonly config: Config;
+  readonly store: Store;
+  readonly registry: TaskRegistry;
+  readonly policy: OperationPolicy;
+  readonly wakeups: WakeupSender;
+  readonly logger: Logger;
+  /** Closes the database pool. */
+  close(): Promise<void>;
+}
+
+/** Parts of a {@link Runtime} a caller may supply instead of having them built from config. */
+export interface RuntimeOverrides {
+  readonly wakeups?: WakeupSender;
+  readonly logger?: Logger;
+  readonly registry?: TaskRegistry;
+}
+
+/** The task registry the configuration asks for: `demo.wait` only when `DEMO_TASKS=1`. */
+export function createRegistry(config: Config): TaskRegistry {
+  const registry = new TaskRegistry();
+  if (config.DEMO_TASKS) registry.register(demoWaitTask);
+  return registry;
+}
+
+/**
+ * Builds a {@link Runtime}. The SQS client targets `SQS_ENDPOINT` when set (local emulator), else the AWS region.
+ * @throws {ConfigError} when no wake-up sender is supplied and `SQS_QUEUE_URL` is unset, or `DATABASE_URL` is invalid.
+ */
+export function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Runtime {
+  const store = openStore(config.DATABASE_URL, { poolSize: config.DB_POOL_SIZE });
+  let wakeups = overrides.wakeups;
+  if (!wakeups) {
+    if (!config.SQS_QUEUE_URL) throw new ConfigError('SQS_QUEUE_URL is required');
+    const client = createSqsClient({ region: config.AWS_REGION, ...(config.SQS_ENDPOINT ? { endpoint: config.SQS_ENDPOINT } : {}) });
+    wakeups = new SqsWakeupSender({ client, queueUrl: config.SQS_QUEUE_URL });
+  }
+  return {
+    config,
+    store,
+    registry: overrides.registry ?? createRegistry(config),
+    policy: policyFromConfig(config),
+    wakeups,
+    logger: overrides.logger ?? consoleLogger,
+    close: () => store.destroy(),
+  };
+}
+
+/**
+ * A memoised, lazily built value: the first call runs `build`, later calls share its promise; a failed build is
+ * retried on the next call. Lambda handlers use it so a cold start builds the runtime once, on first invocation.
+ */
+export function lazy<T>(build: () => Promise<T> | T): () => Promise<T> {
+  let pending: Promise<T> | undefined;
+  return () => {
+    pending ??= Promise.resolve()
+      .then(build)
+      .catch((error: unknown) => {
+        pending = undefined;
+        throw error;
+      });
+    return pending;
+  };
+}

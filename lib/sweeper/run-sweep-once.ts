@@ -1,0 +1,95 @@
+import type { Store } from '../db/store.js';
+import { describeError, type Logger } from '../logger.js';
+import type { OperationPolicy } from '../operations/operation-policy.js';
+import type { WakeupSender } from '../queue/wakeup-sender.js';
+import { expireLeasesBatch, failPastDeadlineBatch, purgeBatch, takeDueWakeupsBatch } from './sweep-passes.js';
+
+/** What a sweeper run needs. */
+export interface SweepDeps {
+  readonly store: Store;
+  readonly policy: OperationPolicy;
+  readonly wakeups: WakeupSender;
+  readonly logger: Logger;
+  /** Rows per batch (each batch is one transaction). */
+  readonly batchSize: number;
+  /** Stop starting new batches after this many **milliseconds**. */
+  readonly timeBudgetMs: number;
+}
+
+/** What one run did, as counts (DESIGN §6). */
+export interface SweepCounts {
+  /** Expired leases moved to `waiting_for_retry`. */
+  leasesRetried: number;
+  /** Expired leases on the final attempt moved to `failed` (`lease_expired`). */
+  leasesFailed: number;
+  /** Expired leases with a cancel requested moved to `cancelled`. */
+  leasesCancelled: number;
+  /** Waiting operations failed with `deadline_exceeded`. */
+  deadlinesFailed: number;
+  /** Wake-ups re-sent for claimable operations no worker has taken. */
+  wakeupsSent: number;
+  /** Terminal operations (with their notifications) purged after `RETENTION_DAYS`. */
+  purged: number;
+  /** True when the time budget ended the run before every pass drained. */
+  budgetExhausted: boolean;
+}
+
+/**
+ * One bounded sweeper run (STYLE §12): each pass takes batches of at most `batchSize` rows until a short batch or
+ * the time budget, never an unbounded loop. Order: expire leases, fail past deadlines, re-send due wake-ups (which
+ * includes the retries the first pass just made), purge old terminal rows. Safe to run concurrently with itself:
+ * every batch locks its rows with `SKIP LOCKED` (MariaDB) or runs under SQLite's single writer. Cost grows with the
+ * rows to act on (every selection is an index range), not with the table.
+ * @throws the first database error (the batch it hit rolled back; earlier batches stay committed).
+ */
+export async function runSweepOnce(deps: SweepDeps): Promise<SweepCounts> {
+  const started = Date.now();
+  const counts: SweepCounts = {
+    leasesRetried: 0,
+    leasesFailed: 0,
+    leasesCancelled: 0,
+    deadlinesFailed: 0,
+    wakeupsSent: 0,
+    purged: 0,
+    budgetExhausted: false,
+  };
+  const withinBudget = () => {
+    if (Date.now() - started < deps.timeBudgetMs) return true;
+    counts.budgetExhausted = true;
+    return false;
+  };
+  const drain = async (batch: () => Promise<number>) => {
+    while (withinBudget()) if ((await batch()) < deps.batchSize) return;
+  };
+
+  await drain(async () => {
+    const r = await expireLeasesBatch(deps.store, deps.batchSize);
+    counts.leasesRetried += r.retried;
+    counts.leasesFailed += r.failed;
+    counts.leasesCancelled += r.cancelled;
+    return r.scanned;
+  });
+  await drain(async () => {
+    const n = await failPastDeadlineBatch(deps.store, deps.batchSize);
+    counts.deadlinesFailed += n;
+    return n;
+  });
+  await drain(async () => {
+    const ids = await takeDueWakeupsBatch(deps.store, deps.batchSize, deps.policy.wakeupResendMs);
+    if (ids.length > 0) {
+      try {
+        await deps.wakeups.send(ids.map((operationId) => ({ v: 1, reason: 'sweeper', operationId }) as const));
+        counts.wakeupsSent += ids.length;
+      } catch (error) {
+        deps.logger.warn('sweeper wake-up send failed; they come due again', { count: ids.length, ...describeError(error) });
+      }
+    }
+    return ids.length;
+  });
+  await drain(async () => {
+    const n = await purgeBatch(deps.store, deps.policy.retentionMs, deps.batchSize);
+    counts.purged += n;
+    return n;
+  });
+  return counts;
+}

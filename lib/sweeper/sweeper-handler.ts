@@ -1,0 +1,24 @@
+import type { Runtime } from '../runtime.js';
+import { runSweepOnce, type SweepCounts } from './run-sweep-once.js';
+
+/**
+ * The scheduled sweeper Lambda (DESIGN §6; EventBridge schedule): one bounded `runSweepOnce`, logged and returned
+ * as counts. Batch size and time budget come from `SWEEP_BATCH_SIZE` and `SWEEP_TIME_BUDGET_SECONDS`.
+ * @param runtime the runtime, or a function resolving it on first invocation (Lambda cold start).
+ */
+export function createSweeperHandler(runtime: Runtime | (() => Promise<Runtime>)) {
+  const resolve = typeof runtime === 'function' ? runtime : async () => runtime;
+  return async (): Promise<SweepCounts> => {
+    const r = await resolve();
+    const counts = await runSweepOnce({
+      store: r.store,
+      policy: r.policy,
+      wakeups: r.wakeups,
+      logger: r.logger,
+      batchSize: r.config.SWEEP_BATCH_SIZE,
+      timeBudgetMs: r.config.SWEEP_TIME_BUDGET_SECONDS * 1000,
+    });
+    r.logger.info('sweep finished', { ...counts });
+    return counts;
+  };
+}

@@ -1,0 +1,163 @@
+import { LeaseLostError, ValidationError } from '../errors.js';
+import { describeError, type Logger } from '../logger.js';
+import { retryDelayMs } from '../operations/backoff.js';
+import type { ClaimedOperation } from '../operations/claim-operation.js';
+import { acknowledgeCancel, completeOperation, failOperation, heartbeat, type FailureKind } from '../operations/lease-operations.js';
+import { sendWakeup } from '../operations/admit-operation.js';
+import { taskPolicy, type OperationPolicy } from '../operations/operation-policy.js';
+import type { OwnerScope } from '../operations/scopes.js';
+import type { WakeupSender } from '../queue/wakeup-sender.js';
+import { PermanentTaskError, type TaskContext } from '../tasks/task-definition.js';
+import type { TaskRegistry } from '../tasks/task-registry.js';
+import { parseOrThrow } from '../operations/zod-issues.js';
+
+/** What running a claimed operation needs. */
+export interface RunDeps {
+  readonly registry: TaskRegistry;
+  readonly policy: OperationPolicy;
+  readonly wakeups: WakeupSender;
+  readonly logger: Logger;
+  /** Jitter source in [0, 1). @default Math.random */
+  readonly random?: () => number;
+}
+
+/** How one run ended. `lease_lost` means another party owns the operation now and nothing was written. */
+export type RunOutcome = 'succeeded' | 'waiting_for_retry' | 'failed' | 'cancelled' | 'lease_lost';
+
+/** Milliseconds kept back from the Lambda's remaining time for the final write. */
+export const TIMEOUT_SAFETY_MS = 5_000;
+
+type AbortCause = 'cancel' | 'lease_lost' | 'timeout';
+
+/**
+ * Runs one claimed operation in its owner scope (DESIGN §5): rechecks cancellation, runs the task handler with an
+ * `AbortSignal`, heartbeats the lease every `heartbeatMs` (a heartbeat that reports a cancel request aborts the
+ * handler), enforces `min(task timeout, remaining time − 5 s)`, classifies the result and commits the terminal state
+ * (or the retry) under the lease.
+ *
+ * ```
+ *  claim ── heartbeat ── run ─┬─ ok ─────────────── complete            → succeeded (+ notification)
+ *                             ├─ cancel seen ─────── acknowledge-cancel  → cancelled (+ notification)
+ *                             ├─ timeout / error ─── fail                → waiting_for_retry | failed
+ *                             └─ lease lost ──────── (write nothing: the sweeper or another worker owns it)
+ * ```
+ * @param remainingMs the invocation's remaining time in ms (Lambda `context.getRemainingTimeInMillis`).
+ * @throws database errors other than a lost lease (the SQS message is then retried; the lease will expire).
+ */
+export async function runClaimedOperation(
+  owner: OwnerScope,
+  claim: ClaimedOperation,
+  deps: RunDeps,
+  remainingMs: () => number,
+): Promise<RunOutcome> {
+  const log = { operationId: claim.operationId, taskType: claim.taskType, attempt: claim.attempt };
+  try {
+    const task = deps.registry.get(claim.taskType);
+    const policy = taskPolicy(task, deps.policy);
+    if ((await heartbeat(owner, claim)).cancelRequested) {
+      await acknowledgeCancel(owner, claim);
+      return 'cancelled';
+    }
+    let params: unknown;
+    try {
+      params = parseOrThrow(task.paramsSchema, JSON.parse(claim.paramsJson), 'params');
+    } catch (error) {
+      return await fail(owner, claim, deps, 'permanent', `stored params no longer valid: ${describeError(error).errorMessage}`, policy.retry);
+    }
+
+    const controller = new AbortController();
+    let cause: AbortCause | undefined;
+    const abort = (why: AbortCause) => {
+      if (cause) return;
+      cause = why;
+      controller.abort(new Error(`aborted: ${why}`));
+    };
+    const beat = async (progress?: { percent: number; stage?: string | undefined }) => {
+      try {
+        if ((await heartbeat(owner, claim, progress)).cancelRequested) abort('cancel');
+      } catch (error) {
+        if (error instanceof LeaseLostError) abort('lease_lost');
+        throw error;
+      }
+    };
+    const timeoutMs = Math.max(1, Math.min(policy.timeoutMs, remainingMs() - TIMEOUT_SAFETY_MS));
+    const timeout = setTimeout(() => abort('timeout'), timeoutMs);
+    let beating: Promise<void> = Promise.resolve();
+    let stopped = false;
+    let beatTimer: NodeJS.Timeout | undefined;
+    const scheduleBeat = () => {
+      beatTimer = setTimeout(() => {
+        beating = beat()
+          .catch((error) => {
+            if (!(error instanceof LeaseLostError)) deps.logger.warn('heartbeat failed', { ...log, ...describeError(error) });
+          })
+          .finally(() => {
+            if (!stopped) scheduleBeat();
+          });
+      }, deps.policy.heartbeatMs);
+    };
+    scheduleBeat();
+
+    const context: TaskContext<unknown> = {
+      operationId: claim.operationId,
+      ownerUserId: claim.ownerUserId,
+      params,
+      attempt: claim.attempt,
+      maxAttempts: claim.maxAttempts,
+      signal: controller.signal,
+      reportProgress: (percent, stage) => beat({ percent, stage }),
+    };
+    let failure: unknown;
+    let succeeded = false;
+    try {
+      await task.run(context);
+      succeeded = true;
+    } catch (error) {
+      failure = error;
+    } finally {
+      stopped = true;
+      clearTimeout(timeout);
+      clearTimeout(beatTimer);
+      await beating;
+    }
+
+    if (cause === 'lease_lost') return 'lease_lost';
+    if (cause === 'cancel') {
+      await acknowledgeCancel(owner, claim);
+      return 'cancelled';
+    }
+    if (cause === 'timeout') return await fail(owner, claim, deps, 'timeout', `timed out after ${timeoutMs} ms`, policy.retry);
+    if (succeeded) {
+      await completeOperation(owner, claim);
+      return 'succeeded';
+    }
+    if (failure instanceof ValidationError) return await fail(owner, claim, deps, 'permanent', failure.message, policy.retry);
+    const kind: FailureKind = failure instanceof PermanentTaskError ? 'permanent' : 'retryable';
+    return await fail(owner, claim, deps, kind, describeError(failure).errorMessage as string, policy.retry);
+  } catch (error) {
+    if (error instanceof LeaseLostError) {
+      deps.logger.warn('lease lost; leaving the operation to its new owner', log);
+      return 'lease_lost';
+    }
+    throw error;
+  }
+}
+
+async function fail(
+  owner: OwnerScope,
+  claim: ClaimedOperation,
+  deps: RunDeps,
+  kind: FailureKind,
+  message: string,
+  retry: { baseDelayMs: number; maxDelayMs: number },
+): Promise<RunOutcome> {
+  const delayMs = retryDelayMs(claim.attempt, retry, deps.random);
+  const delaySeconds = Math.ceil(delayMs / 1000);
+  const viaSqsDelay = delaySeconds <= 900;
+  const wakeAfterMs = viaSqsDelay ? delayMs + deps.policy.wakeupResendMs : delayMs;
+  const outcome = await failOperation(owner, claim, { kind, message }, delayMs, wakeAfterMs);
+  if (outcome.status === 'waiting_for_retry' && viaSqsDelay) {
+    await sendWakeup(deps, { v: 1, reason: 'retry', operationId: claim.operationId }, delaySeconds);
+  }
+  return outcome.status;
+}

@@ -1,0 +1,58 @@
+import middy from '@middy/core';
+import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Store } from '../db/store.js';
+import { describeError } from '../logger.js';
+import { claimNextOperation, enterOwnerScope, type ClaimDeps } from '../operations/claim-operation.js';
+import { WorkerScope } from '../operations/scopes.js';
+import { parseWakeupMessage } from '../queue/wakeup-message.js';
+import { runClaimedOperation, type RunDeps, type RunOutcome } from './run-claimed-operation.js';
+
+/** What the SQS worker needs. */
+export interface WorkerDeps extends RunDeps, ClaimDeps {
+  readonly store: Store;
+}
+
+/**
+ * Handles one wake-up: claims the best eligible operation among the registered task types (the message names an
+ * operation only as a hint; DESIGN §1) and runs it. `idle` when nothing was eligible — the message is then simply
+ * consumed: a lost or duplicate wake-up never loses or duplicates work.
+ * @throws database errors (the message is reported as a batch item failure and redelivered).
+ */
+export async function processWakeup(deps: WorkerDeps, remainingMs: () => number): Promise<RunOutcome | 'idle'> {
+  const worker = new WorkerScope(deps.store);
+  const claim = await claimNextOperation(worker, deps);
+  if (!claim) return 'idle';
+  deps.logger.info('operation claimed', { operationId: claim.operationId, taskType: claim.taskType, attempt: claim.attempt });
+  const outcome = await runClaimedOperation(enterOwnerScope(worker, claim), claim, deps, remainingMs);
+  deps.logger.info('operation attempt ended', { operationId: claim.operationId, outcome });
+  return outcome;
+}
+
+/**
+ * The SQS-triggered worker Lambda (DESIGN §5): each record of the batch is parsed (zod) and handled concurrently;
+ * a record whose handling threw (already logged here, so the middleware logs nothing) is reported in `batchItemFailures` (partial batch response; the event source mapping
+ * needs `ReportBatchItemFailures`), so only it is redelivered — and after `maxReceiveCount`, dead-lettered.
+ * @param deps the runtime, or a function resolving it on first invocation (Lambda cold start).
+ */
+export function createWorkerHandler(deps: WorkerDeps | (() => Promise<WorkerDeps>)) {
+  const resolve = typeof deps === 'function' ? deps : async () => deps;
+  const handle = async (event: SQSEvent, context: Context): Promise<PromiseSettledResult<unknown>[]> => {
+    const runtime = await resolve();
+    const remainingMs = () => context.getRemainingTimeInMillis();
+    return Promise.allSettled(
+      event.Records.map(async (record: SQSRecord) => {
+        try {
+          parseWakeupMessage(record.body);
+          return await processWakeup(runtime, remainingMs);
+        } catch (error) {
+          runtime.logger.error('wake-up failed; SQS will redeliver it', { messageId: record.messageId, ...describeError(error) });
+          throw error;
+        }
+      }),
+    );
+  };
+  return middy<SQSEvent, SQSBatchResponse>()
+    .use(sqsPartialBatchFailure({ logger: () => undefined }))
+    .handler(handle as unknown as (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>);
+}
