@@ -38,7 +38,11 @@ export interface SqsPollerOptions {
 
 /** A running {@link startSqsPoller} loop. */
 export interface SqsPoller {
-  /** Stops receiving at once (a pending long poll is aborted) and resolves when every in-flight invocation has finished. */
+  /**
+   * Stops receiving at once and resolves when every in-flight invocation has finished and been acknowledged.
+   * A pending long poll is aborted; a message the queue hands to that abandoned poll (fauxqs does) is not lost:
+   * it reappears after the visibility timeout.
+   */
   stop(): Promise<void>;
 }
 

@@ -1,0 +1,64 @@
+import middy, { type MiddlewareObj, type MiddyfiedHandler } from '@middy/core';
+import httpRouterHandler from '@middy/http-router';
+import { consoleLogger, type Logger } from '../logger.js';
+import { OwnerScope } from '../operations/scopes.js';
+import { API_ROUTES, type ApiDeps, type ApiEvent, type ApiResult } from './api-routes.js';
+import { ownerFromEvent } from './auth.js';
+import { MethodNotAllowedError, RouteNotFoundError } from './http-errors.js';
+import { problemDetailsMiddleware } from './problem-details.js';
+
+export type { ApiDeps, ApiEvent, ApiResult } from './api-routes.js';
+
+/** The owner API Lambda handler: `(event, context) => Promise<ApiResult>`, with middy's `use`/`before`/… attached. */
+export type ApiHandler = MiddyfiedHandler<ApiEvent, ApiResult>;
+
+/** The route templates as the router matches them: `{name}` is one non-empty segment; one trailing `/` is allowed. */
+const ROUTE_PATTERNS = API_ROUTES.map((route) => ({
+  method: route.method,
+  pattern: new RegExp(`^${route.path.replace(/\{[^/]+\}/g, '[^/]+')}/?$`),
+}));
+
+/** 405 when the path names a route under another method (with the methods it does allow), else 404. */
+function routeMiss(path: string): never {
+  const allowed = [...new Set(ROUTE_PATTERNS.filter((route) => route.pattern.test(path)).map((route) => route.method))];
+  throw allowed.length > 0 ? new MethodNotAllowedError(allowed) : new RouteNotFoundError();
+}
+
+/**
+ * Refuses, before routing, any event that carries no verified `sub` claim: API Gateway should never send one (the
+ * JWT authorizer guards every route), but the Lambda does not rely on the route configuration for that.
+ */
+const requireVerifiedSubject: MiddlewareObj<ApiEvent, ApiResult> = {
+  before: (request) => {
+    ownerFromEvent(request.event);
+  },
+};
+
+/**
+ * Builds the owner API Lambda (DESIGN §7) for API Gateway HTTP API payload 2.0 events: middy with
+ * `@middy/http-router` over {@link API_ROUTES}, a check that the JWT authorizer's `sub` claim is present, and the
+ * problem-details middleware that turns every error into RFC 9457 `application/problem+json` — including 401
+ * (no claims), 404 (no such path) and 405 (path exists, method does not; with `Allow`).
+ *
+ * The router matches `requestContext.http.path`; deploy on the `$default` stage (no stage prefix in the path).
+ * @param deps the dependencies, or a function resolving them on first use (a Lambda cold start builds them on the
+ * first invocation, not at import; memoise it, e.g. with `lazy` from `lib/runtime.ts`). Until they resolve, 500s are
+ * logged with `consoleLogger`.
+ */
+export function createApiHandler(deps: ApiDeps | (() => Promise<ApiDeps>)): ApiHandler {
+  const resolve = typeof deps === 'function' ? deps : async () => deps;
+  let logger: Logger = typeof deps === 'function' ? consoleLogger : deps.logger;
+  const routes = API_ROUTES.map((route) => ({
+    method: route.method,
+    path: route.path,
+    handler: async (event: ApiEvent): Promise<ApiResult> => {
+      const runtime = await resolve();
+      logger = runtime.logger;
+      return route.handle(new OwnerScope(runtime.store, ownerFromEvent(event)), runtime, event);
+    },
+  }));
+  return middy<ApiEvent, ApiResult>()
+    .use(problemDetailsMiddleware({ logger: () => logger }))
+    .use(requireVerifiedSubject)
+    .handler(httpRouterHandler<ApiEvent, ApiResult>({ routes, notFoundResponse: ({ path }) => routeMiss(path) }));
+}

@@ -1,0 +1,101 @@
+import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { Store } from '../db/store.js';
+import type { Logger } from '../logger.js';
+import { admitOperation } from '../operations/admit-operation.js';
+import { OperationDtoSchema, toNotificationDto, toOperationDto } from '../operations/operation-dto.js';
+import type { OperationPolicy } from '../operations/operation-policy.js';
+import { cancelOperation, retryOperation } from '../operations/owner-commands.js';
+import { getOperation, listNotifications, listOperations } from '../operations/owner-reads.js';
+import type { OwnerScope } from '../operations/scopes.js';
+import type { WakeupSender } from '../queue/wakeup-sender.js';
+import type { TaskRegistry } from '../tasks/task-registry.js';
+import { parseJsonObjectBody } from './json-body.js';
+import { jsonResponse } from './json-response.js';
+import { NotificationPageDtoSchema, OperationPageDtoSchema } from './page-dto.js';
+
+/** An API Gateway HTTP API (payload 2.0) event that passed a JWT authorizer. */
+export type ApiEvent = APIGatewayProxyEventV2WithJWTAuthorizer;
+
+/** What every API response is: status, headers and a JSON (or problem+json) body. */
+export type ApiResult = APIGatewayProxyStructuredResultV2;
+
+/** What the owner API needs: the database, the task types it admits, the policy, the wake-up queue and a logger. */
+export interface ApiDeps {
+  readonly store: Store;
+  readonly registry: TaskRegistry;
+  readonly policy: OperationPolicy;
+  readonly wakeups: WakeupSender;
+  readonly logger: Logger;
+}
+
+/** One route of the owner API: a method, a path template (`{name}` is a path parameter) and its thin handler. */
+export interface ApiRoute {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  /** One `lib/operations` call for the authenticated owner, then DTO mapping (STYLE §8). */
+  handle(scope: OwnerScope, deps: ApiDeps, event: ApiEvent): Promise<ApiResult>;
+}
+
+/**
+ * The owner API, exactly as DESIGN §7 lists it. Every body passes its DTO schema on the way out; errors are thrown
+ * and answered by the problem-details middleware.
+ *
+ * - `POST /api/operations` — header `Idempotency-Key` (1–128 of `[A-Za-z0-9._:-]`), body
+ *   `{taskType, subject: {type, id}, params?}`. New: **202** + `Location: /api/operations/{id}`. Replay of the same
+ *   request under the same key: **200** + `Idempotent-Replayed: true` (IETF `Idempotency-Key` header draft).
+ * - `GET /api/operations?status=&taskType=&limit=&cursor=` — 200 `{items, nextCursor}`, newest first.
+ * - `GET /api/operations/{id}` — 200 the operation.
+ * - `POST /api/operations/{id}/cancel` — 200 the operation (`cancelled`, or `running` with `cancelRequested`).
+ * - `POST /api/operations/{id}/retry` — 202 the operation (`queued` again).
+ * - `GET /api/notifications?limit=&cursor=` — 200 `{items, nextCursor}`, the owner's terminal notifications.
+ */
+export const API_ROUTES: readonly ApiRoute[] = [
+  {
+    method: 'POST',
+    path: '/api/operations',
+    async handle(scope, deps, event) {
+      const { operation, replayed } = await admitOperation(scope, deps, event.headers?.['idempotency-key'], parseJsonObjectBody(event));
+      const dto = toOperationDto(operation);
+      return replayed
+        ? jsonResponse(200, OperationDtoSchema, dto, { 'idempotent-replayed': 'true' })
+        : jsonResponse(202, OperationDtoSchema, dto, { location: dto.statusUrl });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api/operations',
+    async handle(scope, _deps, event) {
+      const page = await listOperations(scope, event.queryStringParameters ?? {});
+      return jsonResponse(200, OperationPageDtoSchema, { items: page.items.map(toOperationDto), nextCursor: page.nextCursor });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api/operations/{id}',
+    async handle(scope, _deps, event) {
+      return jsonResponse(200, OperationDtoSchema, toOperationDto(await getOperation(scope, event.pathParameters?.id)));
+    },
+  },
+  {
+    method: 'POST',
+    path: '/api/operations/{id}/cancel',
+    async handle(scope, _deps, event) {
+      return jsonResponse(200, OperationDtoSchema, toOperationDto(await cancelOperation(scope, event.pathParameters?.id)));
+    },
+  },
+  {
+    method: 'POST',
+    path: '/api/operations/{id}/retry',
+    async handle(scope, deps, event) {
+      return jsonResponse(202, OperationDtoSchema, toOperationDto(await retryOperation(scope, deps, event.pathParameters?.id)));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api/notifications',
+    async handle(scope, _deps, event) {
+      const page = await listNotifications(scope, event.queryStringParameters ?? {});
+      return jsonResponse(200, NotificationPageDtoSchema, { items: page.items.map(toNotificationDto), nextCursor: page.nextCursor });
+    },
+  },
+];

@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Context } from 'aws-lambda';
+import { UnauthorizedError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { ApiEvent, ApiResult } from './api-routes.js';
+import { verifyDevToken, type DevTokenClaims } from './auth.js';
+import { ContentTooLargeError, RouteNotFoundError } from './http-errors.js';
+import { localLambdaContext, toApiGatewayEvent } from './local-api-event.js';
+import { problemResponse } from './problem-details.js';
+
+/** Largest request body the local server accepts, in **bytes** (1 MiB); larger ones get 413 before reaching the handler. */
+export const LOCAL_MAX_BODY_BYTES = 1024 * 1024;
+
+/** Time each local invocation gets, in **ms**: just under API Gateway's 30 s integration timeout. */
+const LOCAL_INVOCATION_TIMEOUT_MS = 29_000;
+
+/** The handler the local server fronts: the same one the API Lambda exports. */
+export type LocalApiHandler = (event: ApiEvent, context: Context) => Promise<ApiResult>;
+
+/** Options of {@link startLocalHttpServer}. */
+export interface LocalHttpServerOptions {
+  /** TCP port; `0` picks a free one (tests). */
+  readonly port: number;
+  /** Interface to listen on. @default '127.0.0.1' (never exposed to the network by default) */
+  readonly host?: string;
+  readonly handler: LocalApiHandler;
+  /** HS256 secret that dev tokens are verified with (`DEV_JWT_SECRET`). */
+  readonly devJwtSecret: string;
+  readonly logger: Logger;
+}
+
+/** A running local HTTP server. */
+export interface LocalHttpServer {
+  /** Base URL, e.g. `http://127.0.0.1:3000`. */
+  readonly url: string;
+  /** The port actually bound (useful with `port: 0`). */
+  readonly port: number;
+  /** Stops listening and closes every open connection. */
+  close(): Promise<void>;
+}
+
+const HINT = [
+  'durable-ops local API',
+  '',
+  'Get a dev token:   npm run token -- <user-id> [--scope a,b] [--expires-in 12h]',
+  'Call the API:      curl -H "Authorization: Bearer $TOKEN" <this url>/api/operations',
+  '',
+].join('\n');
+
+/**
+ * The part of the API Gateway JWT authorizer the local server plays: a `Bearer` token verified as a dev token.
+ * @throws {UnauthorizedError} when the header is missing or malformed, or the token fails verification.
+ */
+async function authorize(authorization: string | undefined, secret: string): Promise<DevTokenClaims> {
+  const match = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/i.exec(authorization ?? '');
+  if (!match?.[1]) throw new UnauthorizedError('An Authorization: Bearer token is required.');
+  return verifyDevToken(match[1], secret);
+}
+
+/**
+ * Reads the body as UTF-8 text, refusing more than `limit` bytes (declared by `content-length` or actually sent).
+ * @throws {ContentTooLargeError} past the limit; the rest of the body is never buffered.
+ */
+async function readBody(request: IncomingMessage, limit: number): Promise<string | undefined> {
+  if (Number(request.headers['content-length'] ?? 0) > limit) throw new ContentTooLargeError(limit);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.byteLength;
+    if (size > limit) throw new ContentTooLargeError(limit);
+    chunks.push(chunk);
+  }
+  return size === 0 ? undefined : Buffer.concat(chunks).toString('utf8');
+}
+
+function writeResult(response: ServerResponse, result: ApiResult, closeConnection = false): void {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name.toLowerCase()] = String(value);
+  if (closeConnection) headers.connection = 'close';
+  response.writeHead(result.statusCode ?? 200, { ...headers, ...(result.cookies?.length ? { 'set-cookie': result.cookies } : {}) });
+  response.end(result.body === undefined ? undefined : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
+}
+
+async function invoke(request: IncomingMessage, options: LocalHttpServerOptions): Promise<ApiResult> {
+  const target = request.url ?? '/';
+  const path = target.split('?')[0] ?? '/';
+  if (request.method === 'GET' && path === '/') {
+    return { statusCode: 200, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, body: HINT };
+  }
+  if (path !== '/api' && !path.startsWith('/api/')) throw new RouteNotFoundError();
+  const claims = await authorize(request.headers.authorization, options.devJwtSecret);
+  const body = await readBody(request, LOCAL_MAX_BODY_BYTES);
+  const requestId = randomUUID();
+  const event = toApiGatewayEvent(
+    {
+      method: request.method ?? 'GET',
+      target,
+      headers: request.headers,
+      body,
+      sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+      requestId,
+      receivedAt: new Date(),
+    },
+    claims,
+  );
+  return options.handler(event, localLambdaContext(requestId, LOCAL_INVOCATION_TIMEOUT_MS));
+}
+
+/**
+ * Starts the local stand-in for API Gateway (DESIGN §9): a `node:http` server that, for every `/api/*` request,
+ * verifies the `Authorization: Bearer` dev token (HS256, `devJwtSecret`) and answers **401** problem+json itself when
+ * it is missing or invalid — never calling the handler, as the JWT authorizer would — caps bodies at
+ * {@link LOCAL_MAX_BODY_BYTES} (**413**), turns the request into a payload 2.0 event carrying the verified claims,
+ * calls `handler`, and writes its status, headers and body back. `GET /` answers a plain-text hint on getting a
+ * token; other paths outside `/api` answer 404.
+ * @throws {Error} when the port cannot be bound.
+ */
+export async function startLocalHttpServer(options: LocalHttpServerOptions): Promise<LocalHttpServer> {
+  const server = createServer((request, response) => {
+    const started = Date.now();
+    invoke(request, options)
+      .then((result) => writeResult(response, result))
+      .catch((error: unknown) => writeResult(response, problemResponse(error, options.logger), error instanceof ContentTooLargeError))
+      .catch((error: unknown) => response.destroy(error instanceof Error ? error : undefined))
+      .finally(() => {
+        options.logger.info('local api request', {
+          method: request.method,
+          path: (request.url ?? '/').split('?')[0],
+          status: response.statusCode,
+          durationMs: Date.now() - started,
+        });
+      });
+  });
+  server.listen(options.port, options.host ?? '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    port: address.port,
+    close: async () => {
+      const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * `npm start`: the whole stack locally (DESIGN §9). SQLite by default; DATABASE_URL=mysql://… for MariaDB;
+ * SQS_QUEUE_URL (+ SQS_ENDPOINT) for an external queue. DEMO_TASKS defaults to 1 here.
+ */
+import { loadConfig } from '../lib/config.js';
+import { startLocalStack } from '../lib/local/local-stack.js';
+import { consoleLogger, describeError } from '../lib/logger.js';
+
+const config = loadConfig({ DEMO_TASKS: '1', ...process.env });
+const stack = await startLocalStack(config, consoleLogger).catch((error: unknown) => {
+  console.error(`durable-ops failed to start: ${describeError(error).errorMessage}`);
+  process.exit(1);
+});
+
+const database = config.DATABASE_URL.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+console.log(`
+durable-ops local stack is listening on ${stack.url}
+  database: ${database}
+  tasks:    ${stack.runtime.registry.types().join(', ') || '(none)'}
+
+Get a token and admit a demo operation:
+  TOKEN=$(npm run --silent token -- alice)
+  curl -s -X POST ${stack.url}/api/operations -H "Authorization: Bearer $TOKEN" \\
+    -H 'Idempotency-Key: demo-1' -H 'Content-Type: application/json' \\
+    -d '{"taskType":"demo.wait","subject":{"type":"demo","id":"1"},"params":{"durationMs":3000}}'
+See README.md for the full walk-through. Ctrl-C stops.
+`);
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    console.log('stopping (waiting for in-flight operations; press Ctrl-C again to force)…');
+    stack.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
+}

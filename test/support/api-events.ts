@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+
+/** What a test says about one API request; everything else gets API Gateway's payload 2.0 defaults. */
+export interface ApiEventInput {
+  readonly method: string;
+  /** Path with an optional query string, e.g. `/api/operations?limit=5`. */
+  readonly path: string;
+  /** The verified `sub` claim; `null` builds an event with no authorizer claims at all. */
+  readonly owner: string | null;
+  /** Header names are lower-cased, as API Gateway HTTP APIs deliver them. */
+  readonly headers?: Record<string, string>;
+  /** A string is sent as is; anything else as its JSON. */
+  readonly body?: unknown;
+}
+
+/** An API Gateway HTTP API payload 2.0 event as the JWT authorizer hands it to the Lambda. */
+export function apiEvent(input: ApiEventInput): APIGatewayProxyEventV2WithJWTAuthorizer {
+  const [rawPath = '/', rawQueryString = ''] = input.path.split('?');
+  const query = new URLSearchParams(rawQueryString);
+  const queryStringParameters = Object.fromEntries([...new Set(query.keys())].map((name) => [name, query.getAll(name).join(',')]));
+  const headers = Object.fromEntries(Object.entries({ host: 'api.test', ...input.headers }).map(([name, value]) => [name.toLowerCase(), value]));
+  const body = input.body === undefined ? undefined : typeof input.body === 'string' ? input.body : JSON.stringify(input.body);
+  const now = Date.now();
+  const event = {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath,
+    rawQueryString,
+    headers,
+    ...(rawQueryString ? { queryStringParameters } : {}),
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'test',
+      domainName: 'api.test',
+      domainPrefix: 'api',
+      http: { method: input.method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '192.0.2.1', userAgent: 'vitest' },
+      requestId: randomUUID(),
+      routeKey: '$default',
+      stage: '$default',
+      time: new Date(now).toUTCString(),
+      timeEpoch: now,
+      ...(input.owner === null
+        ? {}
+        : { authorizer: { principalId: '', integrationLatency: 0, jwt: { claims: { sub: input.owner, iss: 'https://issuer.test' }, scopes: null } } }),
+    },
+    ...(body === undefined ? {} : { body }),
+    isBase64Encoded: false,
+  };
+  return event as APIGatewayProxyEventV2WithJWTAuthorizer;
+}
+
+/** A Lambda context with a generous remaining time. */
+export function lambdaContext(): Context {
+  const deadline = Date.now() + 60_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: 'durable-ops-api-test',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:durable-ops-api-test',
+    memoryLimitInMB: '1024',
+    awsRequestId: randomUUID(),
+    logGroupName: 'test',
+    logStreamName: 'test',
+    getRemainingTimeInMillis: () => deadline - Date.now(),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+/** A handler response with its body parsed as JSON (`undefined` when there is none). */
+export interface ParsedResponse {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  /** The raw body text, for "never contains" assertions. */
+  readonly text: string;
+  readonly json: any;
+}
+
+/** Normalises a handler result for assertions. */
+export function parseResponse(result: APIGatewayProxyStructuredResultV2): ParsedResponse {
+  const text = result.body ?? '';
+  const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]));
+  return { status: result.statusCode ?? 200, headers, text, json: text === '' ? undefined : JSON.parse(text) };
+}
