@@ -1,6 +1,7 @@
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, MysqlDialect, SqliteDialect, type RawBuilder } from 'kysely';
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { createPool } from 'mysql2';
 import { ConfigError } from '../errors.js';
@@ -89,7 +90,9 @@ export function openStore(databaseUrl: string, options: OpenStoreOptions = {}): 
     return buildStore(db, mariadbCapabilities, offset);
   }
   if (target.path !== ':memory:') mkdirSync(dirname(target.path), { recursive: true });
-  const database = new BetterSqlite3(target.path);
+  // Loaded only when SQLite is asked for, so a Lambda bundle (MariaDB only) never needs the native addon.
+  const Sqlite = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+  const database = new Sqlite(target.path);
   database.pragma('journal_mode = WAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
