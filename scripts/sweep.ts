@@ -4,12 +4,12 @@
  */
 import { loadConfig } from '../lib/config.js';
 import { createRuntime } from '../lib/runtime.js';
-import { createSweeperHandler } from '../lib/sweeper/sweeper-handler.js';
+import { sweepWith } from '../lib/sweeper/sweeper-handler.js';
 import { silentLogger } from '../lib/logger.js';
 
 const runtime = createRuntime(loadConfig(), { logger: silentLogger });
 try {
-  console.log(JSON.stringify(await createSweeperHandler(runtime)()));
+  console.log(JSON.stringify(await sweepWith(runtime)));
 } finally {
   await runtime.close();
 }

@@ -5,7 +5,7 @@ import { startLocalHttpServer } from '../http/local-http-server.js';
 import { describeError, type Logger } from '../logger.js';
 import { createSqsClient } from '../queue/wakeup-sender.js';
 import { createRuntime, type Runtime } from '../runtime.js';
-import { createSweeperHandler } from '../sweeper/sweeper-handler.js';
+import { sweepWith } from '../sweeper/sweeper-handler.js';
 import { createWorkerHandler } from '../worker/worker-handler.js';
 import { startLocalQueue, type LocalQueue } from './local-queue.js';
 import { startSqsPoller } from './sqs-poller.js';
@@ -46,10 +46,9 @@ export async function startLocalStack(config: Config, logger: Logger): Promise<L
   const poller = startSqsPoller({ client, queueUrl, handler: createWorkerHandler(runtime), functionTimeoutMs: WORKER_TIMEOUT_MS, logger });
   const server = await startLocalHttpServer({ port: config.PORT, handler: createApiHandler(runtime), devJwtSecret: config.DEV_JWT_SECRET, logger });
 
-  const sweep = createSweeperHandler(runtime);
   let sweeping: Promise<unknown> = Promise.resolve();
   const runSweep = () => {
-    sweeping = sweep().catch((error: unknown) => logger.error('sweep failed', describeError(error)));
+    sweeping = sweepWith(runtime).catch((error: unknown) => logger.error('sweep failed', describeError(error)));
   };
   runSweep();
   const timer = setInterval(() => {
