@@ -42,13 +42,16 @@ export interface LocalHttpServer {
   close(): Promise<void>;
 }
 
-const HINT = [
-  'durable-ops local API',
-  '',
-  'Get a dev token:   npm run token -- <user-id> [--scope a,b] [--expires-in 12h]',
-  'Call the API:      curl -H "Authorization: Bearer $TOKEN" <this url>/api/operations',
-  '',
-].join('\n');
+/** The plain-text answer of `GET /`: how to get a token and call the API at `baseUrl`. */
+function hint(baseUrl: string): string {
+  return [
+    'durable-ops local API',
+    '',
+    'Get a dev token:  TOKEN=$(npm run --silent token -- <user-id> [--scope a,b] [--expires-in 12h])',
+    `Call the API:     curl -H "Authorization: Bearer $TOKEN" ${baseUrl}/api/operations`,
+    '',
+  ].join('\n');
+}
 
 /**
  * The part of the API Gateway JWT authorizer the local server plays: a `Bearer` token verified as a dev token.
@@ -88,7 +91,8 @@ async function invoke(request: IncomingMessage, options: LocalHttpServerOptions)
   const target = request.url ?? '/';
   const path = target.split('?')[0] ?? '/';
   if (request.method === 'GET' && path === '/') {
-    return { statusCode: 200, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, body: HINT };
+    const body = hint(`http://${request.headers.host ?? 'localhost'}`);
+    return { statusCode: 200, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, body };
   }
   if (path !== '/api' && !path.startsWith('/api/')) throw new RouteNotFoundError();
   const claims = await authorize(request.headers.authorization, options.devJwtSecret);
