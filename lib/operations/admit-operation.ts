@@ -56,36 +56,40 @@ export async function admitOperation(scope: OwnerScope, deps: AdmissionDeps, ide
   const hash = requestHash(request.taskType, request.subject, params);
   const policy = taskPolicy(task, deps.policy);
   const store = scope.store;
-  const id = randomUUID();
-  try {
-    await insertOperation(
-      store,
-      {
-        id,
-        owner_user_id: scope.ownerUserId,
-        task_type: request.taskType,
-        idempotency_key: key,
-        request_hash: hash,
-        subject_type: request.subject.type,
-        subject_id: request.subject.id,
-        params_json: paramsJson,
-        priority: policy.priority,
-        max_attempts: policy.maxAttempts,
-      },
-      policy.deadlineMs,
-      deps.policy.wakeupResendMs,
-    );
-  } catch (error) {
-    if (!store.caps.isDuplicateKey(error)) throw error;
-    const existing = await findByIdempotencyKey(store, scope.ownerUserId, request.taskType, key);
-    if (!existing) throw error;
-    if (existing.request_hash !== hash) throw new IdempotencyKeyReusedError();
-    return { operation: existing, replayed: true };
+  // A duplicate key whose row is gone by the re-read (purged in between) is retried: the next insert succeeds.
+  for (let race = 0; ; race++) {
+    const id = randomUUID();
+    try {
+      await insertOperation(
+        store,
+        {
+          id,
+          owner_user_id: scope.ownerUserId,
+          task_type: request.taskType,
+          idempotency_key: key,
+          request_hash: hash,
+          subject_type: request.subject.type,
+          subject_id: request.subject.id,
+          params_json: paramsJson,
+          priority: policy.priority,
+          max_attempts: policy.maxAttempts,
+        },
+        policy.deadlineMs,
+        deps.policy.wakeupResendMs,
+      );
+    } catch (error) {
+      if (!store.caps.isDuplicateKey(error)) throw error;
+      const existing = await findByIdempotencyKey(store, scope.ownerUserId, request.taskType, key);
+      if (!existing && race < 2) continue;
+      if (!existing) throw new Error('Idempotency key kept colliding with a vanishing row');
+      if (existing.request_hash !== hash) throw new IdempotencyKeyReusedError();
+      return { operation: existing, replayed: true };
+    }
+    const operation = await findOwnedOperation(store, scope.ownerUserId, id);
+    if (!operation) throw new Error(`Operation ${id} vanished right after its insert`);
+    await sendWakeup(deps, { v: 1, reason: 'admitted', operationId: id });
+    return { operation, replayed: false };
   }
-  const operation = await findOwnedOperation(store, scope.ownerUserId, id);
-  if (!operation) throw new Error(`Operation ${id} vanished right after its insert`);
-  await sendWakeup(deps, { v: 1, reason: 'admitted', operationId: id });
-  return { operation, replayed: false };
 }
 
 /** Sends one wake-up after a commit; failures are logged only (the sweeper re-sends). */

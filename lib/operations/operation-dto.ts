@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { toIsoOrNull } from '../db/db-time.js';
-import { ALL_STATUSES } from './operation-status.js';
+import { parseDbTime, toIsoOrNull } from '../db/db-time.js';
+import { ALL_STATUSES, type OperationStatus } from './operation-status.js';
 import type { OperationRow } from './operation.repository.js';
 import type { NotificationRow } from './notification.repository.js';
 
@@ -14,7 +14,7 @@ export const OperationDtoSchema = z
   .object({
     id: z.string(),
     taskType: z.string(),
-    status: z.enum(ALL_STATUSES as [string, ...string[]]),
+    status: z.enum(ALL_STATUSES as [OperationStatus, ...OperationStatus[]]),
     subject: z.object({ type: z.string(), id: z.string() }).strict(),
     progress: z.object({ percent: z.number().int().min(0).max(100), stage: z.string().nullable() }).strict(),
     attempt: z.number().int(),
@@ -50,11 +50,11 @@ export function toOperationDto(row: OperationRow): OperationDto {
     attempt: row.attempt,
     maxAttempts: row.max_attempts,
     cancelRequested: row.cancel_requested_at !== null,
-    createdAt: toIsoOrNull(row.created_at) as string,
-    updatedAt: toIsoOrNull(row.updated_at) as string,
+    createdAt: parseDbTime(row.created_at).toISOString(),
+    updatedAt: parseDbTime(row.updated_at).toISOString(),
     startedAt: toIsoOrNull(row.started_at),
     finishedAt: toIsoOrNull(row.finished_at),
-    deadlineAt: toIsoOrNull(row.deadline_at) as string,
+    deadlineAt: parseDbTime(row.deadline_at).toISOString(),
     nextAttemptAt: row.status === 'waiting_for_retry' ? toIsoOrNull(row.available_at) : null,
     statusUrl: statusUrlOf(row.id),
     failure: row.failure_code === null ? null : { code: row.failure_code },
@@ -83,7 +83,7 @@ export function toNotificationDto(row: NotificationRow): NotificationDto {
     taskType: row.task_type,
     status: row.status as NotificationDto['status'],
     failure: row.failure_code === null ? null : { code: row.failure_code },
-    createdAt: toIsoOrNull(row.created_at) as string,
+    createdAt: parseDbTime(row.created_at).toISOString(),
     statusUrl: statusUrlOf(row.operation_id),
   };
 }

@@ -11,7 +11,8 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, whe
   if (result.success) return result.data;
   const issues = result.error.issues.slice(0, 20).map((issue) => ({
     path: [where, ...issue.path.map(String)].join('.'),
-    message: issue.message,
+    // zod names the unknown keys in this message; they are client input, so they are not echoed back.
+    message: issue.code === 'unrecognized_keys' ? 'has fields that are not allowed' : issue.message,
   }));
   throw new ValidationError(`Invalid ${where}.`, issues);
 }

@@ -49,6 +49,13 @@ describe.each(DIALECTS)('what the owner API never shows, on %s', (dialect) => {
       body: { ...body, subject: { type: 'doc', id: 'other' } },
     });
     await call('retry (202)', { method: 'POST', path: `/api/operations/${operationId}/retry`, owner: 'olive' });
+    await call('unknown fields (400)', {
+      method: 'POST',
+      path: '/api/operations',
+      owner: 'olive',
+      headers: { 'idempotency-key': 'other-key' },
+      body: { ...body, rawPromptField: 'x', params: { rawParamField: 1 } },
+    });
   });
   afterAll(async () => app?.drop());
 
@@ -64,16 +71,18 @@ describe.each(DIALECTS)('what the owner API never shows, on %s', (dialect) => {
       ['replay', 200],
       ['key reused (422)', 422],
       ['retry (202)', 202],
+      ['unknown fields (400)', 400],
     ]);
   });
 
-  it.skipIf(skip)('no DTO or error body contains the idempotency key, the lease token, failure text or result references', () => {
+  it.skipIf(skip)('no DTO or error body contains the idempotency key, the lease token, failure text, result references or echoed input', () => {
     for (const [name, response] of responses) {
       expect(response.text, name).not.toContain(KEY);
       expect(response.text, name).not.toContain(leaseToken);
       expect(response.text, name).not.toContain('SECRET-FAILURE-TEXT');
       expect(response.text, name).not.toContain('s3://');
       expect(response.text, name).not.toContain('olive');
+      expect(response.text, name).not.toMatch(/rawPromptField|rawParamField/);
       expect(fieldNames(response.json).filter((field) => FORBIDDEN_FIELDS.test(field)), name).toEqual([]);
     }
   });

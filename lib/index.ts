@@ -1,0 +1,72 @@
+/**
+ * The public API of durable-ops (STYLE §14): a named export list. Everything not exported here is internal and may
+ * change without notice.
+ */
+
+// Configuration and runtime
+export { ConfigSchema, loadConfig, type Config } from './config.js';
+export { createRuntime, createRegistry, lazy, type Runtime, type RuntimeOverrides } from './runtime.js';
+export { consoleLogger, silentLogger, type Logger } from './logger.js';
+
+// Errors
+export {
+  ConfigError,
+  DurableOpsError,
+  IdempotencyKeyReusedError,
+  InvalidTransitionError,
+  LeaseLostError,
+  OperationNotFoundError,
+  RetryLimitReachedError,
+  ScopeViolationError,
+  UnauthorizedError,
+  UnknownTaskTypeError,
+  ValidationError,
+  type ValidationIssue,
+} from './errors.js';
+
+// Database
+export { openStore, parseDatabaseUrl, type DatabaseTarget, type OpenStoreOptions, type Store } from './db/store.js';
+export { migrateAllDown, migrateToLatest, type MigrationReport } from './db/migrate.js';
+export type { Capabilities, DialectName } from './db/capabilities.js';
+
+// Operations: states, scopes, services, DTOs
+export { ALL_STATUSES, OperationStatus, TERMINAL_STATUSES, TRANSITIONS, isTerminal, nextStatus, type OperationEvent } from './operations/operation-status.js';
+export { FailureCode } from './operations/failure-code.js';
+export { OwnerScope, WorkerScope } from './operations/scopes.js';
+export { AdmitRequestSchema, IdempotencyKeySchema, type AdmitRequest } from './operations/admission-schema.js';
+export { admitOperation, type Admission, type AdmissionDeps } from './operations/admit-operation.js';
+export { claimNextOperation, enterOwnerScope, type ClaimDeps, type ClaimedOperation } from './operations/claim-operation.js';
+export {
+  acknowledgeCancel,
+  completeOperation,
+  failOperation,
+  heartbeat,
+  type FailureKind,
+  type FailureOutcome,
+  type Progress,
+} from './operations/lease-operations.js';
+export { cancelOperation, retryOperation, type RetryDeps } from './operations/owner-commands.js';
+export { getOperation, listNotifications, listOperations, type Page } from './operations/owner-reads.js';
+export { NotificationDtoSchema, OperationDtoSchema, toNotificationDto, toOperationDto, type NotificationDto, type OperationDto } from './operations/operation-dto.js';
+export { policyFromConfig, taskPolicy, type OperationPolicy, type TaskPolicy } from './operations/operation-policy.js';
+export { retryDelayMs } from './operations/backoff.js';
+
+// Tasks
+export { defineTask, PermanentTaskError, RetryableTaskError, type RetryPolicy, type TaskContext, type TaskDefinition } from './tasks/task-definition.js';
+export { TaskRegistry } from './tasks/task-registry.js';
+export { demoWaitTask, DemoWaitParamsSchema } from './tasks/demo-wait.js';
+
+// Handlers (the Lambda entry points build these)
+export { createApiHandler, type ApiHandler } from './http/api-handler.js';
+export { createWorkerHandler, processWakeup, type WorkerDeps } from './worker/worker-handler.js';
+export { runClaimedOperation, type RunDeps, type RunOutcome } from './worker/run-claimed-operation.js';
+export { createSweeperHandler, sweepWith } from './sweeper/sweeper-handler.js';
+export { runSweepOnce, type SweepCounts, type SweepDeps } from './sweeper/run-sweep-once.js';
+
+// SQS wake-ups
+export { WakeupMessageSchema, parseWakeupMessage, type WakeupMessage } from './queue/wakeup-message.js';
+export { SqsWakeupSender, createSqsClient, type WakeupSender, type WakeupSendOptions } from './queue/wakeup-sender.js';
+
+// Local stack
+export { startLocalStack, type LocalStack } from './local/local-stack.js';
+export { signDevToken, verifyDevToken } from './http/auth.js';
