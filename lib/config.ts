@@ -16,7 +16,8 @@ export const ConfigSchema = z
     DATABASE_URL: z.string().min(1).default('sqlite:.data/durable-ops.sqlite'),
     PORT: z.coerce.number().int().min(0).max(65535).default(3000),
     LEASE_SECONDS: seconds(5, 900, 30),
-    HEARTBEAT_SECONDS: seconds(1, 300, 10),
+    /** @default a third of LEASE_SECONDS */
+    HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(300).optional(),
     SWEEP_INTERVAL_SECONDS: seconds(1, 3600, 15),
     SWEEP_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(200),
     SWEEP_TIME_BUDGET_SECONDS: seconds(1, 600, 20),
@@ -34,6 +35,7 @@ export const ConfigSchema = z
     AWS_REGION: z.string().min(1).default('us-east-1'),
     DEMO_TASKS: flag,
   })
+  .transform((c) => ({ ...c, HEARTBEAT_SECONDS: c.HEARTBEAT_SECONDS ?? Math.max(1, Math.floor(c.LEASE_SECONDS / 3)) }))
   .refine((c) => c.HEARTBEAT_SECONDS < c.LEASE_SECONDS, {
     message: 'HEARTBEAT_SECONDS must be less than LEASE_SECONDS',
     path: ['HEARTBEAT_SECONDS'],

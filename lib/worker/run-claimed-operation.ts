@@ -31,7 +31,7 @@ type AbortCause = 'cancel' | 'lease_lost' | 'timeout';
 
 /**
  * Runs one claimed operation in its owner scope (DESIGN §5): rechecks cancellation, runs the task handler with an
- * `AbortSignal`, heartbeats the lease every `heartbeatMs` (a heartbeat that reports a cancel request aborts the
+ * `AbortSignal`, heartbeats the lease every `heartbeatMs` (at most a third of the lease; a heartbeat that reports a cancel request aborts the
  * handler), enforces `min(task timeout, remaining time − 5 s)`, classifies the result and commits the terminal state
  * (or the retry) under the lease.
  *
@@ -82,6 +82,8 @@ export async function runClaimedOperation(
     };
     const timeoutMs = Math.max(1, Math.min(policy.timeoutMs, remainingMs() - TIMEOUT_SAFETY_MS));
     const timeout = setTimeout(() => abort('timeout'), timeoutMs);
+    // A task type may lease for less than the process-wide heartbeat; beat at least three times per lease.
+    const heartbeatMs = Math.min(deps.policy.heartbeatMs, Math.floor(policy.leaseMs / 3));
     let beating: Promise<void> = Promise.resolve();
     let stopped = false;
     let beatTimer: NodeJS.Timeout | undefined;
@@ -94,7 +96,7 @@ export async function runClaimedOperation(
           .finally(() => {
             if (!stopped) scheduleBeat();
           });
-      }, deps.policy.heartbeatMs);
+      }, heartbeatMs);
     };
     scheduleBeat();
 
