@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { APIGatewayProxyEventV2WithJWTAuthorizer, Context } from 'aws-lambda';
+import type { APIGatewayProxyEventV2WithJWTAuthorizer } from 'aws-lambda';
 import type { DevTokenClaims } from './auth.js';
 
 /** One HTTP request as the local server received it, body already read (UTF-8). */
@@ -100,27 +100,5 @@ export function toApiGatewayEvent(request: LocalRequest, claims: DevTokenClaims)
     },
     ...(request.body !== undefined ? { body: request.body } : {}),
     isBase64Encoded: false,
-  };
-}
-
-/**
- * A Lambda `Context` for one local invocation. `getRemainingTimeInMillis` counts down from `timeoutMs`, so middy's
- * early-timeout guard behaves as in AWS (API Gateway's integration timeout is 30 s).
- */
-export function localLambdaContext(requestId: string, timeoutMs: number): Context {
-  const deadline = Date.now() + timeoutMs;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: 'durable-ops-api-local',
-    functionVersion: '$LATEST',
-    invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:durable-ops-api-local',
-    memoryLimitInMB: '1024',
-    awsRequestId: requestId,
-    logGroupName: 'local',
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
   };
 }

@@ -8,7 +8,8 @@ import type { Logger } from '../logger.js';
 import type { ApiEvent, ApiResult } from './api-routes.js';
 import { verifyDevToken, type DevTokenClaims } from './auth.js';
 import { ContentTooLargeError, RouteNotFoundError } from './http-errors.js';
-import { localLambdaContext, toApiGatewayEvent } from './local-api-event.js';
+import { localLambdaContext } from '../local/lambda-context.js';
+import { toApiGatewayEvent } from './local-api-event.js';
 import { problemResponse } from './problem-details.js';
 
 /** Largest request body the local server accepts, in **bytes** (1 MiB); larger ones get 413 before reaching the handler. */
@@ -110,7 +111,7 @@ async function invoke(request: IncomingMessage, options: LocalHttpServerOptions)
     },
     claims,
   );
-  return options.handler(event, localLambdaContext(requestId, LOCAL_INVOCATION_TIMEOUT_MS));
+  return options.handler(event, localLambdaContext({ functionName: 'durable-ops-api-local', requestId, timeoutMs: LOCAL_INVOCATION_TIMEOUT_MS }));
 }
 
 /**

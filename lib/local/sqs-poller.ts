@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   DeleteMessageBatchCommand,
@@ -10,6 +9,7 @@ import {
 import type { Context, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
 import { consoleLogger, describeError, type Logger } from '../logger.js';
+import { localLambdaContext } from './lambda-context.js';
 
 /**
  * A Lambda SQS handler: the same function the `worker` Lambda exports. Its result is read as a partial batch
@@ -222,24 +222,6 @@ function toRecord(message: Message, queueArn: string): SQSRecord {
 
 /** A Lambda-shaped context whose remaining time counts down from `functionTimeoutMs`. */
 function createContext(functionTimeoutMs: number, queueArn: string): Context {
-  const deadline = Date.now() + functionTimeoutMs;
   const [, , , region = 'local', account = '000000000000'] = queueArn.split(':');
-  const functionName = 'durable-ops-local-worker';
-  const unsupported = (): never => {
-    throw new Error('The local SQS poller supports only promise-returning handlers.');
-  };
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:${region}:${account}:function:${functionName}`,
-    memoryLimitInMB: '1024',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: unsupported,
-    fail: unsupported,
-    succeed: unsupported,
-  };
+  return localLambdaContext({ functionName: 'durable-ops-local-worker', timeoutMs: functionTimeoutMs, region, account });
 }

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { signDevToken } from '../../lib/http/auth.js';
-import { freePort, startStackProcess, type StackProcess } from '../support/local-stack-process.js';
+import { freePort } from '../support/free-port.js';
+import { startStackProcess, type StackProcess } from '../support/local-stack-process.js';
 import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'e2e-dev-secret-that-is-at-least-32-characters';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { localLambdaContext } from '../../lib/local/lambda-context.js';
 
 /** What a test says about one API request; everything else gets API Gateway's payload 2.0 defaults. */
 export interface ApiEventInput {
@@ -50,23 +51,9 @@ export function apiEvent(input: ApiEventInput): APIGatewayProxyEventV2WithJWTAut
   return event as APIGatewayProxyEventV2WithJWTAuthorizer;
 }
 
-/** A Lambda context with a generous remaining time. */
+/** A Lambda context with a generous remaining time (60 s). */
 export function lambdaContext(): Context {
-  const deadline = Date.now() + 60_000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: 'durable-ops-api-test',
-    functionVersion: '$LATEST',
-    invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:durable-ops-api-test',
-    memoryLimitInMB: '1024',
-    awsRequestId: randomUUID(),
-    logGroupName: 'test',
-    logStreamName: 'test',
-    getRemainingTimeInMillis: () => deadline - Date.now(),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
+  return localLambdaContext({ functionName: 'durable-ops-api-test', timeoutMs: 60_000 });
 }
 
 /** A handler response with its body parsed as JSON (`undefined` when there is none). */

@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { waitFor } from './wait-for.js';
 
 /** A local stack (`scripts/start.ts`) running as a child process, as `npm start` runs it. */
@@ -10,18 +9,6 @@ export interface StackProcess {
   output(): string;
   /** Sends `signal` and waits for the process to exit. */
   kill(signal: NodeJS.Signals): Promise<void>;
-}
-
-/** A free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** Starts `scripts/start.ts` with `env` on `port` and waits until it prints that it is listening. */

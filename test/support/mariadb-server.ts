@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createConnection } from 'mysql2/promise';
+import { createConnection, type Connection } from 'mysql2/promise';
+import { freePort } from './free-port.js';
 import { waitFor } from './wait-for.js';
 
 /** A MariaDB the suite can create databases on. */
@@ -13,32 +13,25 @@ export interface MariadbServer {
   stop(): Promise<void>;
 }
 
+/** Opens a connection to the server of a `mysql://` admin URL (no database selected). */
+export function connectAdmin(adminUrl: string, connectTimeout = 10_000): Promise<Connection> {
+  const url = new URL(adminUrl);
+  return createConnection({
+    host: url.hostname,
+    port: Number(url.port || 3306),
+    user: decodeURIComponent(url.username || 'root'),
+    password: decodeURIComponent(url.password),
+    connectTimeout,
+  });
+}
+
 async function canConnect(adminUrl: string): Promise<boolean> {
   try {
-    const url = new URL(adminUrl);
-    const connection = await createConnection({
-      host: url.hostname,
-      port: Number(url.port || 3306),
-      user: decodeURIComponent(url.username || 'root'),
-      password: decodeURIComponent(url.password),
-      connectTimeout: 2_000,
-    });
-    await connection.end();
+    await (await connectAdmin(adminUrl, 2_000)).end();
     return true;
   } catch {
     return false;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 function findBinary(names: string[]): string | undefined {

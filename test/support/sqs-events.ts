@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { localLambdaContext } from '../../lib/local/lambda-context.js';
 
 /** A Lambda-shaped SQS record carrying `body`. */
 export function sqsRecord(body: string): SQSRecord {
@@ -29,19 +30,5 @@ export function wakeupEvent(count = 1, body = JSON.stringify({ v: 1, reason: 'ad
 
 /** A Lambda context whose remaining time counts down from `timeoutMs`. */
 export function lambdaContext(timeoutMs = 900_000): Context {
-  const deadline = Date.now() + timeoutMs;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: 'durable-ops-test-worker',
-    functionVersion: '$LATEST',
-    invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:durable-ops-test-worker',
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: '/aws/lambda/durable-ops-test-worker',
-    logStreamName: 'test',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
+  return localLambdaContext({ functionName: 'durable-ops-test-worker', timeoutMs });
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createConnection } from 'mysql2/promise';
+import { connectAdmin } from './mariadb-server.js';
 import { inject } from 'vitest';
 import { migrateToLatest } from '../../lib/db/migrate.js';
 import { openStore, type Store } from '../../lib/db/store.js';
@@ -36,13 +36,7 @@ export function hasMariadb(): boolean {
 }
 
 async function adminQuery(adminUrl: string, statement: string): Promise<void> {
-  const url = new URL(adminUrl);
-  const connection = await createConnection({
-    host: url.hostname,
-    port: Number(url.port || 3306),
-    user: decodeURIComponent(url.username || 'root'),
-    password: decodeURIComponent(url.password),
-  });
+  const connection = await connectAdmin(adminUrl);
   try {
     await connection.query(statement);
   } finally {
