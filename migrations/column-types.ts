@@ -13,7 +13,10 @@ export interface ColumnTypes {
   varchar(n: number): RawBuilder<unknown>;
   datetime(): RawBuilder<unknown>;
   int(): RawBuilder<unknown>;
-  /** Table options appended to CREATE TABLE: InnoDB, utf8mb4 with a binary (case-sensitive) collation. */
+  /**
+   * Table options appended to CREATE TABLE: InnoDB, utf8mb4, `utf8mb4_nopad_bin` — binary and NO PAD, so `alice` and
+   * `alice ` (or `Key`/`key`) are different owners and keys, exactly as SQLite compares them.
+   */
   tableOptions(): RawBuilder<unknown>;
 }
 
@@ -27,7 +30,7 @@ export function columnTypes(db: Kysely<any>): ColumnTypes {
     datetime: () => (mariadb ? sql.raw('datetime(6)') : sql.raw('text')),
     int: () => (mariadb ? sql.raw('int') : sql.raw('integer')),
     tableOptions: () =>
-      mariadb ? sql.raw('ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin') : sql.raw(''),
+      mariadb ? sql.raw('ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin') : sql.raw(''),
   };
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { InvalidTransitionError, LeaseLostError, RetryLimitReachedError, ScopeViolationError } from '../../lib/errors.js';
+import { InvalidTransitionError, LeaseLostError, OperationNotFoundError, RetryLimitReachedError, ScopeViolationError } from '../../lib/errors.js';
 import { admitOperation } from '../../lib/operations/admit-operation.js';
 import { claimNextOperation, enterOwnerScope, type ClaimedOperation } from '../../lib/operations/claim-operation.js';
 import { acknowledgeCancel, completeOperation, failOperation, heartbeat } from '../../lib/operations/lease-operations.js';
@@ -219,6 +219,20 @@ describe.each(DIALECTS)('operation lifecycle on %s', (dialect) => {
     expect(await t.store.db.selectFrom('operations').select('id').where('id', '=', active.id).executeTakeFirst()).toBeDefined();
     const again = await admitOperation(owner, deps, 'reused-key', { taskType: 'test.noop', subject: { type: 'doc', id: 'other' } });
     expect(again.replayed).toBe(false);
+  });
+
+  it.skipIf(skip)('owners whose ids differ only by case or trailing spaces are different owners', async () => {
+    const body = { taskType: 'test.noop', subject: { type: 'doc', id: 'd1' } };
+    const mine = await admitOperation(owner, deps, 'same-key', body);
+    for (const other of ['user-a ', 'USER-A', ' user-a']) {
+      const scope = new OwnerScope(t.store, other);
+      await expect(getOperation(scope, mine.operation.id)).rejects.toBeInstanceOf(OperationNotFoundError);
+      const theirs = await admitOperation(scope, deps, 'same-key', body);
+      expect(theirs.replayed).toBe(false);
+      expect(theirs.operation.id).not.toBe(mine.operation.id);
+    }
+    const key = await admitOperation(owner, deps, 'SAME-KEY', body);
+    expect(key.operation.id).not.toBe(mine.operation.id);
   });
 
   it.skipIf(skip)('claims take the highest priority first, then the oldest', async () => {

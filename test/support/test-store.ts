@@ -56,7 +56,7 @@ export async function createTestDatabase(dialect: TestDialect, options: { migrat
   if (dialect === 'mariadb') {
     const adminUrl = inject('mariadbAdminUrl');
     if (!adminUrl) throw new Error('No MariaDB for this run');
-    await adminQuery(adminUrl, `CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+    await adminQuery(adminUrl, `CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin`);
     url = new URL(name, adminUrl).toString();
     dropDatabase = () => adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name}`);
   } else {
