@@ -80,6 +80,17 @@ async function finishUnderLease(
   });
 }
 
+/** `running → cancelled` only if a cancel was requested (guarded in SQL, no read-then-write). True when it happened. */
+async function finishCancelledIfRequested(scope: OwnerScope, lease: ClaimedOperation): Promise<boolean> {
+  try {
+    await finishUnderLease(scope, lease, 'cancelled', null, true);
+    return true;
+  } catch (error) {
+    if (error instanceof LeaseLostError) return false;
+    throw error;
+  }
+}
+
 /**
  * `running → succeeded`, with its notification, in one transaction.
  * @throws {LeaseLostError} when the lease is gone; nothing changed.
@@ -103,15 +114,16 @@ export type FailureKind = 'retryable' | 'permanent' | 'timeout';
 
 /** What {@link failOperation} decided. `retryInMs` is set when the operation waits for another attempt. */
 export interface FailureOutcome {
-  readonly status: Extract<OperationStatus, 'waiting_for_retry' | 'failed'>;
+  readonly status: Extract<OperationStatus, 'waiting_for_retry' | 'failed' | 'cancelled'>;
   readonly retryInMs?: number;
 }
 
 /**
  * Records a failed attempt (DESIGN §2): a retryable failure or timeout with attempts left → `waiting_for_retry`,
  * claimable `retryDelayMs` after the database clock; a permanent failure, or none left → `failed` with its code
- * (`permanent_error`, `timeout`, `retries_exhausted`) and one notification. `message` is truncated to 512 characters
- * and is operator-only.
+ * (`permanent_error`, `timeout`, `retries_exhausted`) and one notification. When the owner asked to cancel while the
+ * attempt ran, the operation becomes `cancelled` instead — as at lease expiry, the owner's cancel wins over any further
+ * attempt. `message` is truncated to 512 characters and is operator-only.
  * @param retryDelayMs delay before the next attempt, in ms (see `retryDelayMs`).
  * @param wakeAfterMs when, from now, the sweeper should send a wake-up if none arrived, in ms.
  * @throws {LeaseLostError} when the lease is gone; nothing changed.
@@ -124,6 +136,7 @@ export async function failOperation(
   wakeAfterMs: number,
 ): Promise<FailureOutcome> {
   assertLeaseInScope(scope, lease);
+  if (await finishCancelledIfRequested(scope, lease)) return { status: 'cancelled' };
   const attemptsLeft = lease.attempt < lease.maxAttempts;
   if (failure.kind === 'permanent' || !attemptsLeft) {
     const code =

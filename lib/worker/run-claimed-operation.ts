@@ -107,15 +107,28 @@ export async function runClaimedOperation(
       attempt: claim.attempt,
       maxAttempts: claim.maxAttempts,
       signal: controller.signal,
-      reportProgress: (percent, stage) => beat({ percent, stage }),
+      reportProgress: (percent, stage) => {
+        if (controller.signal.aborted) return Promise.reject(controller.signal.reason as Error);
+        return beat({ percent, stage });
+      },
     };
     let failure: unknown;
     let succeeded = false;
+    // Race the handler against its signal: a handler that ignores the abort cannot hold the lease past its timeout
+    // or a cancel. It may still be running when the outcome is written; its later writes fail with LeaseLostError.
+    const aborted = new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve(), { once: true }));
+    const running = Promise.resolve()
+      .then(() => task.run(context))
+      .then(
+        () => {
+          succeeded = true;
+        },
+        (error: unknown) => {
+          failure = error;
+        },
+      );
     try {
-      await task.run(context);
-      succeeded = true;
-    } catch (error) {
-      failure = error;
+      await Promise.race([running, aborted]);
     } finally {
       stopped = true;
       clearTimeout(timeout);

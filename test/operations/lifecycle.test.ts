@@ -174,6 +174,17 @@ describe.each(DIALECTS)('operation lifecycle on %s', (dialect) => {
     expect(await notificationsOf(permanent.id)).toHaveLength(1);
   });
 
+  it.skipIf(skip)('a failure after the owner asked to cancel ends cancelled, not retried or failed', async () => {
+    for (const kind of ['retryable', 'timeout', 'permanent'] as const) {
+      const { operation } = await admit();
+      const c = await claim();
+      await cancelOperation(owner, operation.id);
+      expect(await failOperation(enterOwnerScope(worker, c), c, { kind, message: 'x' }, 5_000, 0)).toEqual({ status: 'cancelled' });
+      expect(await getOperation(owner, operation.id)).toMatchObject({ status: 'cancelled', lease_token: null, failure_code: null });
+      expect(await notificationsOf(operation.id)).toHaveLength(1);
+    }
+  });
+
   it.skipIf(skip)('owner retry requeues failed/cancelled with a fresh budget, refuses other states and is bounded', async () => {
     const { operation } = await admit();
     const c = await claim();

@@ -43,9 +43,19 @@ export const noopTask = defineTask({
   async run() {},
 });
 
-/** Registry with `test.noop` and `demo.wait`. */
+/** A task that ignores its AbortSignal and sleeps `durationMs` regardless (a handler with a bug). */
+export const stubbornTask = defineTask({
+  type: 'test.stubborn',
+  paramsSchema: z.object({ durationMs: z.number().int().min(0).max(60_000) }).strict(),
+  timeoutMs: 1_500,
+  async run({ params }) {
+    await new Promise((resolve) => setTimeout(resolve, params.durationMs));
+  },
+});
+
+/** Registry with `test.noop`, `test.stubborn` and `demo.wait`. */
 export function testRegistry(): TaskRegistry {
-  return new TaskRegistry().register(noopTask).register(demoWaitTask);
+  return new TaskRegistry().register(noopTask).register(stubbornTask).register(demoWaitTask);
 }
 
 /** Dependencies of the services, with a recording wake-up sender. */

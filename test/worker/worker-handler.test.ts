@@ -80,6 +80,23 @@ describe.each(DIALECTS)('SQS worker handler on %s', (dialect) => {
     expect(row.failure_message).toMatch(/timed out/);
   });
 
+  it.skipIf(skip)('a handler that ignores its abort signal cannot hold the lease past its timeout or a cancel', async () => {
+    const stubborn = async (key: string) =>
+      (await admitOperation(owner, deps, key, { taskType: 'test.stubborn', subject: { type: 'demo', id: 'x' }, params: { durationMs: 5_000 } })).operation;
+    const timedOut = await stubborn(`stubborn-timeout-${seq}`);
+    const started = Date.now();
+    await invoke();
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(await getOperation(owner, timedOut.id)).toMatchObject({ status: 'waiting_for_retry', lease_token: null });
+
+    const cancelled = await stubborn(`stubborn-cancel-${seq}`);
+    const running = invoke(wakeupEvent(), lambdaContext());
+    await waitFor(async () => (await getOperation(owner, cancelled.id)).status === 'running', { what: 'running' });
+    await cancelOperation(owner, cancelled.id);
+    await running;
+    expect((await getOperation(owner, cancelled.id)).status).toBe('cancelled');
+  });
+
   it.skipIf(skip)('a malformed message is a batch item failure while the rest of the batch is handled', async () => {
     const op = await admitDemo({ durationMs: 0 });
     const bad = sqsRecord('{not json');
