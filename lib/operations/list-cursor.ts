@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 
-const CursorSchema = z.tuple([z.string().max(32), z.string().max(36), z.number().int().min(0).max(100_000).optional()]);
+const CursorSchema = z.tuple([
+  z.string().regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?$/),
+  z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/),
+  z.number().int().min(0).max(100_000).optional(),
+]);
 
 /** A keyset position: the last row shown (created_at as stored, id, and for notifications the cycle). */
 export interface CursorPosition {

@@ -186,7 +186,8 @@ export async function updateUnderLease(
 }
 
 /**
- * Applies `changes` to the owner's operation only if it is in one of `fromStatuses`. Returns rows changed (0 or 1).
+ * Applies `changes` to the owner's operation only if it is in one of `fromStatuses` (and, when given, still has
+ * `retry_count = expectedRetryCount`, so a decision made on a stale read never applies). Returns rows changed (0 or 1).
  */
 export async function updateOwnedInStatus(
   ctx: DbContext,
@@ -194,15 +195,17 @@ export async function updateOwnedInStatus(
   id: string,
   fromStatuses: readonly OperationStatus[],
   changes: (now: ReturnType<DbContext['timeAt']>) => OperationChanges,
+  expectedRetryCount?: number,
 ): Promise<number> {
   const now = ctx.timeAt();
-  const result = await ctx.db
+  let update = ctx.db
     .updateTable('operations')
     .set({ ...changes(now), updated_at: now })
     .where('id', '=', id)
     .where('owner_user_id', '=', ownerUserId)
-    .where('status', 'in', fromStatuses)
-    .executeTakeFirst();
+    .where('status', 'in', fromStatuses);
+  if (expectedRetryCount !== undefined) update = update.where('retry_count', '=', expectedRetryCount);
+  const result = await update.executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
 

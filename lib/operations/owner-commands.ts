@@ -88,7 +88,7 @@ export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unk
       available_at: now,
       deadline_at: scope.store.timeAt(policy.deadlineMs),
       wake_at: scope.store.timeAt(deps.policy.wakeupResendMs),
-    }));
+    }), row.retry_count);
     if (changed === 1) {
       await sendWakeup(deps, { v: 1, reason: 'owner_retry', operationId: row.id });
       return reread(scope, row.id);

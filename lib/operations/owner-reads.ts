@@ -8,6 +8,14 @@ import { TASK_TYPE_PATTERN } from './field-limits.js';
 import { assertOwnerScope, type OwnerScope } from './scopes.js';
 import { parseOrThrow } from './zod-issues.js';
 
+/** A page size in a query string: 1–100, plain decimal digits only (no `1e2`, `0x10`, `+5`), default 20. */
+const LimitSchema = z
+  .string()
+  .regex(/^[1-9]\d{0,2}$/, 'must be a whole number 1–100')
+  .transform(Number)
+  .pipe(z.number().max(100, 'must be a whole number 1–100'))
+  .default(20);
+
 /** An operation id: a lower-case UUID. */
 export const OperationIdSchema = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'must be an operation id');
 
@@ -16,7 +24,7 @@ export const ListOperationsQuerySchema = z
   .object({
     status: z.enum(ALL_STATUSES as [OperationStatus, ...OperationStatus[]]).optional(),
     taskType: z.string().regex(TASK_TYPE_PATTERN).optional(),
-    limit: z.coerce.number().int().min(1).max(100).default(20),
+    limit: LimitSchema,
     cursor: z.string().min(1).max(200).optional(),
   })
   .strict();
@@ -24,7 +32,7 @@ export const ListOperationsQuerySchema = z
 /** Query of `GET /api/notifications`: `limit` 1–100 (default 20), opaque `cursor`. */
 export const ListNotificationsQuerySchema = z
   .object({
-    limit: z.coerce.number().int().min(1).max(100).default(20),
+    limit: LimitSchema,
     cursor: z.string().min(1).max(200).optional(),
   })
   .strict();

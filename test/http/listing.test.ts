@@ -58,7 +58,18 @@ describe.each(DIALECTS)('GET /api/operations and /api/notifications on %s', (dia
     expect(response.json).toEqual({ items: [], nextCursor: null });
   });
 
-  it.skipIf(skip).each(['?limit=0', '?limit=101', '?limit=abc', '?cursor=not-a-cursor', '?status=exploded', '?unknown=1'])(
+  it.skipIf(skip).each([
+    '?limit=0',
+    '?limit=101',
+    '?limit=abc',
+    '?limit=1e2',
+    '?limit=0x10',
+    '?limit=-1',
+    '?cursor=not-a-cursor',
+    `?cursor=${Buffer.from('["x","y"]').toString('base64url')}`,
+    '?status=exploded',
+    '?unknown=1',
+  ])(
     '%s answers 400 problem+json',
     async (query) => {
       const response = await list(query);
