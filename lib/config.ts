@@ -34,6 +34,14 @@ export const ConfigSchema = z
     SQS_ENDPOINT: z.string().url().optional(),
     AWS_REGION: z.string().min(1).default('us-east-1'),
     DEMO_TASKS: flag,
+    /** Default per-owner limit on active operations of each task type (DESIGN §4). */
+    CAPACITY_PER_OWNER: z.coerce.number().int().min(1).max(10_000).default(10),
+    /** Default global limit on active operations of each task type. */
+    CAPACITY_GLOBAL: z.coerce.number().int().min(1).max(10_000).default(1000),
+    /** `Retry-After` of a capacity 429, in seconds. */
+    CAPACITY_RETRY_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(5),
+    /** Optional JSON file with per-plan, per-task-type and per-route limits (README "Capacity"). */
+    CAPACITY_CONFIG_FILE: z.string().min(1).optional(),
   })
   .transform((c) => ({ ...c, HEARTBEAT_SECONDS: c.HEARTBEAT_SECONDS ?? Math.max(1, Math.floor(c.LEASE_SECONDS / 3)) }))
   .refine((c) => c.HEARTBEAT_SECONDS < c.LEASE_SECONDS, {

@@ -112,3 +112,25 @@ export class UnauthorizedError extends DurableOpsError {
 export class ConfigError extends DurableOpsError {
   readonly code = 'invalid_config' as const;
 }
+
+/**
+ * Thrown when an admission (or owner retry) would exceed a capacity limit on active operations (DESIGN §4): nothing
+ * was inserted, reserved or sent. `retryAfterSeconds` becomes the 429's `Retry-After`.
+ */
+export class CapacityExhaustedError extends DurableOpsError {
+  readonly code = 'capacity_exhausted' as const;
+  constructor(
+    readonly pool: 'owner' | 'global',
+    readonly retryAfterSeconds: number,
+  ) {
+    super(pool === 'owner' ? 'You have too many active operations of this type; try again later.' : 'The service is at capacity for this type of operation; try again later.');
+  }
+}
+
+/** Thrown when the owner's live settings do not entitle them to the task type (e.g. AI disabled): HTTP 403. */
+export class NotEntitledError extends DurableOpsError {
+  readonly code = 'not_entitled' as const;
+  constructor(readonly taskType: string) {
+    super('Your account is not entitled to this type of operation.');
+  }
+}

@@ -1,3 +1,5 @@
+import { loadCapacityPolicy } from './capacity/capacity-policy.js';
+import type { CapacityPolicy } from './capacity/capacity-policy.js';
 import type { Config } from './config.js';
 import { ConfigError } from './errors.js';
 import { consoleLogger, type Logger } from './logger.js';
@@ -16,6 +18,7 @@ export interface Runtime {
   readonly store: Store;
   readonly registry: TaskRegistry;
   readonly policy: OperationPolicy;
+  readonly capacity: CapacityPolicy;
   readonly wakeups: WakeupSender;
   readonly logger: Logger;
   /** Closes the database pool. */
@@ -38,9 +41,11 @@ export function createRegistry(config: Config): TaskRegistry {
 
 /**
  * Builds a {@link Runtime}. The SQS client targets `SQS_ENDPOINT` when set (local emulator), else the AWS region.
- * @throws {ConfigError} when no wake-up sender is supplied and `SQS_QUEUE_URL` is unset, or `DATABASE_URL` is invalid.
+ * @throws {ConfigError} when no wake-up sender is supplied and `SQS_QUEUE_URL` is unset, `DATABASE_URL` is invalid, or
+ * the capacity file is unreadable or invalid.
  */
 export function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Runtime {
+  const capacity = loadCapacityPolicy(config);
   const store = openStore(config.DATABASE_URL, { poolSize: config.DB_POOL_SIZE });
   let wakeups = overrides.wakeups;
   if (!wakeups) {
@@ -53,6 +58,7 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     store,
     registry: overrides.registry ?? createRegistry(config),
     policy: policyFromConfig(config),
+    capacity,
     wakeups,
     logger: overrides.logger ?? consoleLogger,
     close: () => store.destroy(),

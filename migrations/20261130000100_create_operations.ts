@@ -13,6 +13,7 @@ const TEXT_BOUNDS: ReadonlyArray<readonly [string, 'char' | 'varchar', number]> 
   ['subject_id', 'varchar', 128],
   ['params_json', 'varchar', 4096],
   ['status', 'varchar', 32],
+  ['privacy_mode', 'varchar', 32],
   ['lease_token', 'char', 64],
   ['progress_stage', 'varchar', 64],
   ['failure_code', 'varchar', 64],

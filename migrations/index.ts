@@ -8,6 +8,10 @@ import * as m0600 from './20261130000600_operations_wake_index.js';
 import * as m0700 from './20261130000700_operations_retention_index.js';
 import * as m0800 from './20261130000800_create_operation_notifications.js';
 import * as m0900 from './20261130000900_notifications_owner_index.js';
+import * as m1000 from './20261130001000_create_owner_settings.js';
+import * as m1100 from './20261130001100_create_capacity_slots.js';
+import * as m1200 from './20261130001200_capacity_slots_free_index.js';
+import * as m1300 from './20261130001300_capacity_slots_holder_index.js';
 
 /**
  * Every migration, by name, imported statically so a bundled Lambda carries them (STYLE §16).
@@ -23,6 +27,10 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   '20261130000700_operations_retention_index': m0700,
   '20261130000800_create_operation_notifications': m0800,
   '20261130000900_notifications_owner_index': m0900,
+  '20261130001000_create_owner_settings': m1000,
+  '20261130001100_create_capacity_slots': m1100,
+  '20261130001200_capacity_slots_free_index': m1200,
+  '20261130001300_capacity_slots_holder_index': m1300,
 });
 
 /** A kysely {@link MigrationProvider} over {@link migrations}. */

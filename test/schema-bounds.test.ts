@@ -28,6 +28,7 @@ function validRow(overrides: Record<string, unknown> = {}) {
     subject_id: 'i',
     params_json: '{}',
     status: 'queued',
+    privacy_mode: 'local_only',
     priority: 0,
     attempt: 0,
     max_attempts: 3,

@@ -1,5 +1,6 @@
 import type { Kysely, RawBuilder, Transaction } from 'kysely';
 import type { OperationStatus } from '../operations/operation-status.js';
+import type { PrivacyMode } from '../owners/privacy-mode.js';
 
 /**
  * Row types of the tables the migrations create. Timestamps are strings as the drivers return them:
@@ -18,6 +19,8 @@ export interface OperationsTable {
   /** Canonical JSON of the validated task params. Bounded task/policy fields only, never raw content. */
   params_json: string;
   status: OperationStatus;
+  /** The owner's privacy mode when admitted (DESIGN §4); the worker routes by this snapshot, never by live settings. */
+  privacy_mode: PrivacyMode;
   priority: number;
   /** Attempts started in the current cycle (reset by an owner retry). */
   attempt: number;
@@ -56,10 +59,30 @@ export interface OperationNotificationsTable {
   created_at: string;
 }
 
+/** An owner's live settings; no row means the documented defaults (`owner-settings.ts`). */
+export interface OwnerSettingsTable {
+  owner_user_id: string;
+  plan: string;
+  /** 1 or 0. */
+  ai_enabled: number;
+  privacy_mode: PrivacyMode;
+  updated_at: string;
+}
+
+/** One slot of a capacity pool: free when `operation_id` is null, else held by that operation. */
+export interface CapacitySlotsTable {
+  pool_key: string;
+  slot_no: number;
+  operation_id: string | null;
+  reserved_at: string | null;
+}
+
 /** The kysely schema of durable-ops. */
 export interface Database {
   operations: OperationsTable;
   operation_notifications: OperationNotificationsTable;
+  owner_settings: OwnerSettingsTable;
+  capacity_slots: CapacitySlotsTable;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { CapacityPolicy } from '../capacity/capacity-policy.js';
 import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import { admitOperation } from '../operations/admit-operation.js';
@@ -7,6 +8,7 @@ import type { OperationPolicy } from '../operations/operation-policy.js';
 import { cancelOperation, retryOperation } from '../operations/owner-commands.js';
 import { getOperation, listNotifications, listOperations } from '../operations/owner-reads.js';
 import type { OwnerScope } from '../operations/scopes.js';
+import { getOwnSettings, OwnerSettingsDtoSchema, updateOwnSettings } from '../owners/owner-settings.js';
 import type { WakeupSender } from '../queue/wakeup-sender.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
 import { parseJsonObjectBody } from './json-body.js';
@@ -19,20 +21,24 @@ export type ApiEvent = APIGatewayProxyEventV2WithJWTAuthorizer;
 /** What every API response is: status, headers and a JSON (or problem+json) body. */
 export type ApiResult = APIGatewayProxyStructuredResultV2;
 
-/** What the owner API needs: the database, the task types it admits, the policy, the wake-up queue and a logger. */
+/**
+ * What the owner API needs: the database, the task types it admits, the operation policy, the capacity policy
+ * (admission limits, DESIGN §4), the wake-up queue and a logger.
+ */
 export interface ApiDeps {
   readonly store: Store;
   readonly registry: TaskRegistry;
   readonly policy: OperationPolicy;
+  readonly capacity: CapacityPolicy;
   readonly wakeups: WakeupSender;
   readonly logger: Logger;
 }
 
 /** One route of the owner API: a method, a path template (`{name}` is a path parameter) and its thin handler. */
 export interface ApiRoute {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PATCH';
   readonly path: string;
-  /** One `lib/operations` call for the authenticated owner, then DTO mapping (STYLE §8). */
+  /** One `lib/` service call for the authenticated owner, then DTO mapping (STYLE §8). */
   handle(scope: OwnerScope, deps: ApiDeps, event: ApiEvent): Promise<ApiResult>;
 }
 
@@ -42,12 +48,16 @@ export interface ApiRoute {
  *
  * - `POST /api/operations` — header `Idempotency-Key` (1–128 of `[A-Za-z0-9._:-]`), body
  *   `{taskType, subject: {type, id}, params?}`. New: **202** + `Location: /api/operations/{id}`. Replay of the same
- *   request under the same key: **200** + `Idempotent-Replayed: true` (IETF `Idempotency-Key` header draft).
+ *   request under the same key: **200** + `Idempotent-Replayed: true` (IETF `Idempotency-Key` header draft), even
+ *   when capacity is full. Not entitled: 403; a capacity limit full: 429 + `Retry-After` (DESIGN §4).
  * - `GET /api/operations?status=&taskType=&limit=&cursor=` — 200 `{items, nextCursor}`, newest first.
  * - `GET /api/operations/{id}` — 200 the operation.
  * - `POST /api/operations/{id}/cancel` — 200 the operation (`cancelled`, or `running` with `cancelRequested`).
- * - `POST /api/operations/{id}/retry` — 202 the operation (`queued` again).
+ * - `POST /api/operations/{id}/retry` — 202 the operation (`queued` again); 403 / 429 as admission.
  * - `GET /api/notifications?limit=&cursor=` — 200 `{items, nextCursor}`, the owner's terminal notifications.
+ * - `GET /api/me/settings` — 200 `{plan, aiEnabled, privacyMode}` (defaults for an owner who never changed them).
+ * - `PATCH /api/me/settings` — body `{aiEnabled?, privacyMode?}`, at least one; 200 the new settings. The plan is an
+ *   entitlement only an operator changes (`npm run owner`), so a body naming it is a 400 like any other unknown key.
  */
 export const API_ROUTES: readonly ApiRoute[] = [
   {
@@ -96,6 +106,20 @@ export const API_ROUTES: readonly ApiRoute[] = [
     async handle(scope, _deps, event) {
       const page = await listNotifications(scope, event.queryStringParameters ?? {});
       return jsonResponse(200, NotificationPageDtoSchema, { items: page.items.map(toNotificationDto), nextCursor: page.nextCursor });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api/me/settings',
+    async handle(scope) {
+      return jsonResponse(200, OwnerSettingsDtoSchema, await getOwnSettings(scope));
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/api/me/settings',
+    async handle(scope, _deps, event) {
+      return jsonResponse(200, OwnerSettingsDtoSchema, await updateOwnSettings(scope, parseJsonObjectBody(event)));
     },
   },
 ];

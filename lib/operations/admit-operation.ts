@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { ValidationError, IdempotencyKeyReusedError } from '../errors.js';
+import { prepareAdmissionPools, reserveAdmission } from '../capacity/capacity.js';
+import type { CapacityPolicy } from '../capacity/capacity-policy.js';
+import { inTransaction } from '../db/transaction.js';
+import { IdempotencyKeyReusedError, NotEntitledError, ValidationError } from '../errors.js';
+import { isEntitled, loadOwnerSettings } from '../owners/owner-settings.js';
 import type { Logger } from '../logger.js';
 import { describeError } from '../logger.js';
 import type { WakeupSender } from '../queue/wakeup-sender.js';
@@ -18,6 +22,7 @@ export interface AdmissionDeps {
   readonly policy: OperationPolicy;
   readonly wakeups: WakeupSender;
   readonly logger: Logger;
+  readonly capacity: CapacityPolicy;
 }
 
 /** The result of {@link admitOperation}: the operation, and whether it already existed for this key. */
@@ -29,9 +34,10 @@ export interface Admission {
 
 /**
  * Admits one operation for the owner, idempotently (DESIGN §2, §4): validates the request and the task type's
- * params, binds the idempotency key to the canonical request hash, inserts a `queued` row with a deadline, and —
- * after the insert has committed — sends the SQS wake-up. A failed send is logged, not thrown: the row is durable
- * and the sweeper re-sends wake-ups for rows left unclaimed (`wake_at`).
+ * params, rechecks the owner's live settings (entitlement; plan for the limits), binds the idempotency key to the
+ * canonical request hash, and in **one transaction** inserts a `queued` row (privacy mode snapshotted, deadline from
+ * the task policy) and reserves an owner slot and a global slot; after the commit it sends the SQS wake-up. A failed
+ * send is logged, not thrown: the row is durable and the sweeper re-sends wake-ups for rows left unclaimed.
  *
  * Concurrent duplicates resolve through the unique index (owner, task type, key), never a read-then-insert:
  * ```
@@ -42,6 +48,8 @@ export interface Admission {
  * @throws {ValidationError} malformed input, key or params (HTTP 400).
  * @throws {UnknownTaskTypeError} unregistered task type (HTTP 400).
  * @throws {IdempotencyKeyReusedError} same key, different request (HTTP 422).
+ * @throws {NotEntitledError} the owner's settings do not allow the task type (HTTP 403); nothing written.
+ * @throws {CapacityExhaustedError} a per-owner or global limit is full (HTTP 429); no row, no slot, no message.
  */
 export async function admitOperation(scope: OwnerScope, deps: AdmissionDeps, idempotencyKey: unknown, input: unknown): Promise<Admission> {
   assertOwnerScope(scope);
@@ -56,27 +64,34 @@ export async function admitOperation(scope: OwnerScope, deps: AdmissionDeps, ide
   const hash = requestHash(request.taskType, request.subject, params);
   const policy = taskPolicy(task, deps.policy);
   const store = scope.store;
+  const settings = await loadOwnerSettings(store, scope.ownerUserId);
+  if (!isEntitled(task, settings)) throw new NotEntitledError(request.taskType);
+  const pools = await prepareAdmissionPools(store, deps.capacity, request.taskType, scope.ownerUserId, settings.plan);
   // A duplicate key whose row is gone by the re-read (purged in between) is retried: the next insert succeeds.
   for (let race = 0; ; race++) {
     const id = randomUUID();
     try {
-      await insertOperation(
-        store,
-        {
-          id,
-          owner_user_id: scope.ownerUserId,
-          task_type: request.taskType,
-          idempotency_key: key,
-          request_hash: hash,
-          subject_type: request.subject.type,
-          subject_id: request.subject.id,
-          params_json: paramsJson,
-          priority: policy.priority,
-          max_attempts: policy.maxAttempts,
-        },
-        policy.deadlineMs,
-        deps.policy.wakeupResendMs,
-      );
+      await inTransaction(store, async (tx) => {
+        await insertOperation(
+          tx,
+          {
+            id,
+            owner_user_id: scope.ownerUserId,
+            task_type: request.taskType,
+            idempotency_key: key,
+            request_hash: hash,
+            subject_type: request.subject.type,
+            subject_id: request.subject.id,
+            params_json: paramsJson,
+            privacy_mode: settings.privacyMode,
+            priority: policy.priority,
+            max_attempts: policy.maxAttempts,
+          },
+          policy.deadlineMs,
+          deps.policy.wakeupResendMs,
+        );
+        await reserveAdmission(tx, store.caps.skipLocked, pools, id);
+      });
     } catch (error) {
       if (!store.caps.isDuplicateKey(error)) throw error;
       const existing = await findByIdempotencyKey(store, scope.ownerUserId, request.taskType, key);

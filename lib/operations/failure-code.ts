@@ -7,6 +7,7 @@
  * - `timeout`: the task handler ran past its timeout on the final attempt.
  * - `permanent_error`: the handler reported a failure that retrying cannot fix.
  * - `retries_exhausted`: a retryable failure on the final attempt.
+ * - `entitlement_revoked`: the owner lost the entitlement the task type requires before it ran (fails closed).
  */
 export const FailureCode = Object.freeze({
   deadlineExceeded: 'deadline_exceeded',
@@ -14,6 +15,7 @@ export const FailureCode = Object.freeze({
   timeout: 'timeout',
   permanentError: 'permanent_error',
   retriesExhausted: 'retries_exhausted',
+  entitlementRevoked: 'entitlement_revoked',
 } as const);
 
 /** One of the {@link FailureCode} values. */

@@ -1,3 +1,4 @@
+import { releaseCapacity } from '../capacity/capacity.js';
 import { LeaseLostError, ScopeViolationError, ValidationError } from '../errors.js';
 import { inTransaction } from '../db/transaction.js';
 import type { ClaimedOperation } from './claim-operation.js';
@@ -51,7 +52,7 @@ function validateProgress(progress: Progress): void {
 
 /**
  * Ends a terminal transition under the lease in one transaction: the guarded update, exactly one notification,
- * and the lease cleared (DESIGN §2).
+ * the lease cleared and every capacity slot released (DESIGN §2, §4).
  */
 async function finishUnderLease(
   scope: OwnerScope,
@@ -77,6 +78,7 @@ async function finishUnderLease(
     );
     if (changed !== 1) throw new LeaseLostError(lease.operationId);
     await insertTerminalNotifications(tx, [lease.operationId]);
+    await releaseCapacity(tx, [lease.operationId], 'all');
   });
 }
 
@@ -109,8 +111,11 @@ export async function acknowledgeCancel(scope: OwnerScope, lease: ClaimedOperati
   await finishUnderLease(scope, lease, 'cancelled', null, true);
 }
 
-/** How an attempt failed (DESIGN §5 classification). */
-export type FailureKind = 'retryable' | 'permanent' | 'timeout';
+/**
+ * How an attempt failed (DESIGN §5 classification). `entitlement_revoked`: the owner lost the entitlement before the
+ * run, which fails closed at once.
+ */
+export type FailureKind = 'retryable' | 'permanent' | 'timeout' | 'entitlement_revoked';
 
 /** What {@link failOperation} decided. `retryInMs` is set when the operation waits for another attempt. */
 export interface FailureOutcome {
@@ -138,20 +143,30 @@ export async function failOperation(
   assertLeaseInScope(scope, lease);
   if (await finishCancelledIfRequested(scope, lease)) return { status: 'cancelled' };
   const attemptsLeft = lease.attempt < lease.maxAttempts;
-  if (failure.kind === 'permanent' || !attemptsLeft) {
-    const code =
-      failure.kind === 'permanent' ? FailureCode.permanentError : failure.kind === 'timeout' ? FailureCode.timeout : FailureCode.retriesExhausted;
+  const final = failure.kind === 'permanent' || failure.kind === 'entitlement_revoked' || !attemptsLeft;
+  if (final) {
+    const codes: Record<FailureKind, FailureCodeValue> = {
+      permanent: FailureCode.permanentError,
+      entitlement_revoked: FailureCode.entitlementRevoked,
+      timeout: FailureCode.timeout,
+      retryable: FailureCode.retriesExhausted,
+    };
+    const code = codes[failure.kind];
     await finishUnderLease(scope, lease, 'failed', { code, message: failure.message });
     return { status: 'failed' };
   }
-  const changed = await updateUnderLease(scope.store, lease, () => ({
-    status: 'waiting_for_retry',
-    lease_token: null,
-    lease_expires_at: null,
-    available_at: scope.store.timeAt(retryDelayMs),
-    wake_at: scope.store.timeAt(wakeAfterMs),
-    failure_message: truncate(failure.message, FieldLimits.failureMessage),
-  }));
-  if (changed !== 1) throw new LeaseLostError(lease.operationId);
+  await inTransaction(scope.store, async (tx) => {
+    const changed = await updateUnderLease(tx, lease, () => ({
+      status: 'waiting_for_retry',
+      lease_token: null,
+      lease_expires_at: null,
+      available_at: tx.timeAt(retryDelayMs),
+      wake_at: tx.timeAt(wakeAfterMs),
+      failure_message: truncate(failure.message, FieldLimits.failureMessage),
+    }));
+    if (changed !== 1) throw new LeaseLostError(lease.operationId);
+    // The operation keeps its admission slots while it waits; only the execution (route) slot is given back.
+    await releaseCapacity(tx, [lease.operationId], 'execution');
+  });
   return { status: 'waiting_for_retry', retryInMs: retryDelayMs };
 }

@@ -28,6 +28,14 @@ export const ALL_STATUSES: readonly OperationStatus[] = Object.freeze(Object.val
 /** The three terminal states. */
 export const TERMINAL_STATUSES: readonly OperationStatus[] = Object.freeze(['succeeded', 'failed', 'cancelled'] as const);
 
+/** The non-terminal states: an operation in one of them holds its admission capacity. */
+export const ACTIVE_STATUSES: readonly OperationStatus[] = Object.freeze([
+  'queued',
+  'running',
+  'waiting_for_retry',
+  'waiting_for_external_fallback',
+] as const);
+
 /** States a worker may claim from (external fallback claims arrive with external routing, DESIGN §5). */
 export const CLAIMABLE_STATUSES: readonly OperationStatus[] = Object.freeze(['queued', 'waiting_for_retry'] as const);
 

@@ -1,4 +1,6 @@
-import { InvalidTransitionError, OperationNotFoundError, RetryLimitReachedError } from '../errors.js';
+import { prepareAdmissionPools, releaseCapacity, reserveAdmission } from '../capacity/capacity.js';
+import { InvalidTransitionError, NotEntitledError, OperationNotFoundError, RetryLimitReachedError } from '../errors.js';
+import { isEntitled, loadOwnerSettings } from '../owners/owner-settings.js';
 import { inTransaction } from '../db/transaction.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
 import { sendWakeup, type AdmissionDeps } from './admit-operation.js';
@@ -42,7 +44,10 @@ export async function cancelOperation(scope: OwnerScope, id: unknown): Promise<O
         available_at: null,
         wake_at: null,
       }));
-      if (n === 1) await insertTerminalNotifications(tx, [row.id]);
+      if (n === 1) {
+        await insertTerminalNotifications(tx, [row.id]);
+        await releaseCapacity(tx, [row.id], 'all');
+      }
       return n;
     });
     if (changed === 1) return reread(scope, row.id);
@@ -56,12 +61,15 @@ export interface RetryDeps extends AdmissionDeps {
 }
 
 /**
- * Owner retry (DESIGN §2): `failed`/`cancelled` → `queued` with a fresh attempt budget and a new deadline, then a
- * wake-up after the commit. Bounded by `MAX_MANUAL_RETRIES` per operation.
+ * Owner retry (DESIGN §2): `failed`/`cancelled` → `queued` with a fresh attempt budget and a new deadline, reserving
+ * admission capacity again in the same transaction (as admission does, after rechecking entitlement), then a wake-up
+ * after the commit. Bounded by `MAX_MANUAL_RETRIES` per operation.
  * @returns the operation after the change.
  * @throws {OperationNotFoundError} unknown id or another owner's operation (404).
  * @throws {InvalidTransitionError} the operation is not `failed` or `cancelled` (409).
  * @throws {RetryLimitReachedError} the manual-retry budget is used up (409).
+ * @throws {NotEntitledError} the owner is no longer entitled to the task type (403).
+ * @throws {CapacityExhaustedError} a per-owner or global limit is full (429); nothing changed.
  */
 export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unknown): Promise<OperationRow> {
   assertOwnerScope(scope);
@@ -69,26 +77,34 @@ export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unk
     const row = await getOperation(scope, id);
     nextStatus(row.id, row.status, 'owner_retry');
     if (row.retry_count >= deps.policy.maxManualRetries) throw new RetryLimitReachedError(row.id, deps.policy.maxManualRetries);
-    const policy = taskPolicy(deps.registry.get(row.task_type), deps.policy);
-    const changed = await updateOwnedInStatus(scope.store, scope.ownerUserId, row.id, [row.status], (now) => ({
-      status: 'queued',
-      attempt: 0,
-      max_attempts: policy.maxAttempts,
-      retry_count: row.retry_count + 1,
-      lease_token: null,
-      lease_expires_at: null,
-      heartbeat_at: null,
-      cancel_requested_at: null,
-      progress_percent: 0,
-      progress_stage: null,
-      failure_code: null,
-      failure_message: null,
-      started_at: null,
-      finished_at: null,
-      available_at: now,
-      deadline_at: scope.store.timeAt(policy.deadlineMs),
-      wake_at: scope.store.timeAt(deps.policy.wakeupResendMs),
-    }), row.retry_count);
+    const task = deps.registry.get(row.task_type);
+    const policy = taskPolicy(task, deps.policy);
+    const settings = await loadOwnerSettings(scope.store, scope.ownerUserId);
+    if (!isEntitled(task, settings)) throw new NotEntitledError(row.task_type);
+    const pools = await prepareAdmissionPools(scope.store, deps.capacity, row.task_type, scope.ownerUserId, settings.plan);
+    const changed = await inTransaction(scope.store, async (tx) => {
+      const n = await updateOwnedInStatus(tx, scope.ownerUserId, row.id, [row.status], (now) => ({
+        status: 'queued',
+        attempt: 0,
+        max_attempts: policy.maxAttempts,
+        retry_count: row.retry_count + 1,
+        lease_token: null,
+        lease_expires_at: null,
+        heartbeat_at: null,
+        cancel_requested_at: null,
+        progress_percent: 0,
+        progress_stage: null,
+        failure_code: null,
+        failure_message: null,
+        started_at: null,
+        finished_at: null,
+        available_at: now,
+        deadline_at: tx.timeAt(policy.deadlineMs),
+        wake_at: tx.timeAt(deps.policy.wakeupResendMs),
+      }), row.retry_count);
+      if (n === 1) await reserveAdmission(tx, scope.store.caps.skipLocked, pools, row.id);
+      return n;
+    });
     if (changed === 1) {
       await sendWakeup(deps, { v: 1, reason: 'owner_retry', operationId: row.id });
       return reread(scope, row.id);

@@ -2,7 +2,7 @@ import type { Store } from '../db/store.js';
 import { describeError, type Logger } from '../logger.js';
 import type { OperationPolicy } from '../operations/operation-policy.js';
 import type { WakeupSender } from '../queue/wakeup-sender.js';
-import { expireLeasesBatch, failPastDeadlineBatch, purgeBatch, takeDueWakeupsBatch } from './sweep-passes.js';
+import { expireLeasesBatch, failPastDeadlineBatch, purgeBatch, reclaimCapacityBatch, takeDueWakeupsBatch } from './sweep-passes.js';
 
 /** What a sweeper run needs. */
 export interface SweepDeps {
@@ -30,6 +30,8 @@ export interface SweepCounts {
   wakeupsSent: number;
   /** Terminal operations (with their notifications) purged after `RETENTION_DAYS`. */
   purged: number;
+  /** Leaked capacity slots freed (held by a missing or terminal operation, or a route slot of one not running). */
+  capacityReclaimed: number;
   /** True when the time budget ended the run before every pass drained. */
   budgetExhausted: boolean;
 }
@@ -37,7 +39,7 @@ export interface SweepCounts {
 /**
  * One bounded sweeper run (STYLE §12): each pass takes batches of at most `batchSize` rows until a short batch or
  * the time budget, never an unbounded loop. Order: expire leases, fail past deadlines, re-send due wake-ups (which
- * includes the retries the first pass just made), purge old terminal rows. Safe to run concurrently with itself:
+ * includes the retries the first pass just made), purge old terminal rows, reclaim leaked capacity. Safe to run concurrently with itself:
  * every batch locks its rows with `SKIP LOCKED` (MariaDB) or runs under SQLite's single writer. Cost grows with the
  * rows to act on (every selection is an index range), not with the table.
  * @throws the first database error (the batch it hit rolled back; earlier batches stay committed).
@@ -51,6 +53,7 @@ export async function runSweepOnce(deps: SweepDeps): Promise<SweepCounts> {
     deadlinesFailed: 0,
     wakeupsSent: 0,
     purged: 0,
+    capacityReclaimed: 0,
     budgetExhausted: false,
   };
   const withinBudget = () => {
@@ -90,6 +93,11 @@ export async function runSweepOnce(deps: SweepDeps): Promise<SweepCounts> {
     const n = await purgeBatch(deps.store, deps.policy.retentionMs, deps.batchSize);
     counts.purged += n;
     return n;
+  });
+  await drain(async () => {
+    const r = await reclaimCapacityBatch(deps.store, deps.batchSize);
+    counts.capacityReclaimed += r.freed;
+    return r.holders;
   });
   return counts;
 }

@@ -1,3 +1,5 @@
+import { releaseCapacity } from '../capacity/capacity.js';
+import { freeLeakedSlots, selectLeakedHolders } from '../capacity/capacity.repository.js';
 import { inTransaction } from '../db/transaction.js';
 import type { Store } from '../db/store.js';
 import { FailureCode } from '../operations/failure-code.js';
@@ -37,7 +39,8 @@ export interface ExpiredLeaseCounts {
 /**
  * Expired leases (DESIGN §2): cancel requested → `cancelled`; final attempt → `failed` (`lease_expired`); otherwise
  * → `waiting_for_retry`, claimable at once (the lease length already spaced the attempts) and due a wake-up now.
- * Terminal ones get their notification in the same transaction.
+ * Terminal ones get their notification and release all their capacity in the same transaction; retried ones give back
+ * their execution (route) slot and keep their admission slots.
  */
 export async function expireLeasesBatch(store: Store, limit: number): Promise<ExpiredLeaseCounts> {
   return inTransaction(store, async (tx) => {
@@ -71,11 +74,13 @@ export async function expireLeasesBatch(store: Store, limit: number): Promise<Ex
       retried.length,
     );
     await insertTerminalNotifications(tx, [...cancelled, ...failed]);
+    await releaseCapacity(tx, [...cancelled, ...failed], 'all');
+    await releaseCapacity(tx, retried, 'execution');
     return { scanned: rows.length, retried: retried.length, failed: failed.length, cancelled: cancelled.length };
   });
 }
 
-/** Waiting operations past their deadline → `failed` (`deadline_exceeded`), with notifications. Returns rows failed. */
+/** Waiting operations past their deadline → `failed` (`deadline_exceeded`), with notifications, capacity released. Returns rows failed. */
 export async function failPastDeadlineBatch(store: Store, limit: number): Promise<number> {
   return inTransaction(store, async (tx) => {
     const ids = await selectPastDeadline(tx, limit, store.caps.skipLocked);
@@ -90,7 +95,20 @@ export async function failPastDeadlineBatch(store: Store, limit: number): Promis
       ids.length,
     );
     await insertTerminalNotifications(tx, ids);
+    await releaseCapacity(tx, ids, 'all');
     return ids.length;
+  });
+}
+
+/**
+ * Frees leaked capacity (DESIGN §4): slots held by an operation that is gone or terminal, and route slots held by one
+ * that is no longer running. Every transition releases in its own transaction, so this finds only what a bug, a manual
+ * edit or a purge left behind. Returns `{ holders, freed }`: operations looked at, slots freed.
+ */
+export async function reclaimCapacityBatch(store: Store, limit: number): Promise<{ holders: number; freed: number }> {
+  return inTransaction(store, async (tx) => {
+    const holders = await selectLeakedHolders(tx, limit);
+    return { holders: holders.length, freed: await freeLeakedSlots(tx, holders) };
   });
 }
 

@@ -17,13 +17,15 @@ export const DemoWaitParamsSchema = z
 /**
  * The built-in demonstration task (registered when `DEMO_TASKS=1`): waits `durationMs`, reporting progress
  * about every 5 % (at least every 5 s), stops as soon as its signal aborts, fails retryably on each of its first
- * `failAttempts` attempts and permanently when `permanentFailure` is true.
+ * `failAttempts` attempts and permanently when `permanentFailure` is true. Requires the owner's `aiEnabled` setting.
  */
 export const demoWaitTask = defineTask({
   type: 'demo.wait',
   paramsSchema: DemoWaitParamsSchema,
   priority: 0,
   timeoutMs: 660_000,
+  // Stands in for AI work: an owner who turns AI off (PATCH /api/me/settings) can no longer run it.
+  entitlement: { aiEnabled: true },
   async run({ params, attempt, signal, reportProgress }) {
     if (params.permanentFailure) throw new PermanentTaskError('demo.wait asked to fail permanently');
     if (attempt <= (params.failAttempts ?? 0)) throw new RetryableTaskError(`demo.wait failing attempt ${attempt} on purpose`);

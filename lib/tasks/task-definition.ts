@@ -30,8 +30,8 @@ export interface RetryPolicy {
 }
 
 /**
- * A task handler's registration (DESIGN §5): its type, params schema, priority, attempts, timeout, lease,
- * retry policy. Capacity routes and external routing arrive with later issues.
+ * A task handler's registration (DESIGN §5): its type, params schema, priority, attempts, timeout, lease, retry
+ * policy, entitlement and capacity route. External routing arrives with a later issue.
  */
 export interface TaskDefinition<S extends z.ZodType = z.ZodType> {
   /** Matches `TASK_TYPE_PATTERN`, e.g. `demo.wait`. */
@@ -50,6 +50,16 @@ export interface TaskDefinition<S extends z.ZodType = z.ZodType> {
   readonly retry?: RetryPolicy;
   /** How long an admitted operation may wait to start, in **seconds**. @default config QUEUED_DEADLINE_SECONDS */
   readonly deadlineSeconds?: number;
+  /**
+   * What the owner's live settings must allow (DESIGN §4), checked at admission (403 otherwise) and again before each
+   * run (`failed`/`entitlement_revoked` otherwise). @default no requirement
+   */
+  readonly entitlement?: { readonly aiEnabled?: boolean; readonly plans?: readonly string[] };
+  /**
+   * Execution route whose limit bounds running attempts across all workers, e.g. `local-model` (pool
+   * `route:local-model`, limit from the capacity file's `routes`). @default none: unlimited
+   */
+  readonly capacityRoute?: string;
   /** Runs one attempt. Throw {@link RetryableTaskError} / {@link PermanentTaskError} to classify a failure. */
   run(context: TaskContext<z.output<S>>): Promise<void>;
 }

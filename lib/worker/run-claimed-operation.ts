@@ -6,6 +6,7 @@ import { acknowledgeCancel, completeOperation, failOperation, heartbeat, type Fa
 import { sendWakeup } from '../operations/admit-operation.js';
 import { taskPolicy, type OperationPolicy } from '../operations/operation-policy.js';
 import type { OwnerScope } from '../operations/scopes.js';
+import { isEntitled, loadOwnerSettings } from '../owners/owner-settings.js';
 import type { WakeupSender } from '../queue/wakeup-sender.js';
 import { PermanentTaskError, type TaskContext } from '../tasks/task-definition.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
@@ -30,7 +31,7 @@ export const TIMEOUT_SAFETY_MS = 5_000;
 type AbortCause = 'cancel' | 'lease_lost' | 'timeout';
 
 /**
- * Runs one claimed operation in its owner scope (DESIGN §5): rechecks cancellation, runs the task handler with an
+ * Runs one claimed operation in its owner scope (DESIGN §5): rechecks cancellation and entitlement, runs the task handler with an
  * `AbortSignal`, heartbeats the lease every `heartbeatMs` (at most a third of the lease; a heartbeat that reports a cancel request aborts the
  * handler), enforces `min(task timeout, remaining time − 5 s)`, classifies the result and commits the terminal state
  * (or the retry) under the lease.
@@ -57,6 +58,11 @@ export async function runClaimedOperation(
     if ((await heartbeat(owner, claim)).cancelRequested) {
       await acknowledgeCancel(owner, claim);
       return 'cancelled';
+    }
+    // Entitlement is rechecked live before every run and fails closed (DESIGN §4, §5). The privacy mode is not
+    // re-read here: routing uses the snapshot taken at admission.
+    if (!isEntitled(task, await loadOwnerSettings(owner.store, owner.ownerUserId))) {
+      return await fail(owner, claim, deps, 'entitlement_revoked', 'the owner is no longer entitled to this task type', policy.retry);
     }
     let params: unknown;
     try {

@@ -1,3 +1,4 @@
+import { loadCapacityPolicy } from '../../lib/capacity/capacity-policy.js';
 import middy from '@middy/core';
 import { describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
@@ -76,6 +77,7 @@ describe('API errors as RFC 9457 problem details', () => {
       store,
       registry: new TaskRegistry().register(demoWaitTask),
       policy: policyFromConfig(loadConfig({})),
+      capacity: loadCapacityPolicy(loadConfig({})),
       wakeups: new RecordingWakeups(),
       logger,
     });

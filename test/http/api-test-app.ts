@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { loadCapacityPolicy, type CapacityPolicy } from '../../lib/capacity/capacity-policy.js';
 import { loadConfig } from '../../lib/config.js';
 import { createApiHandler, type ApiDeps, type ApiHandler } from '../../lib/http/api-handler.js';
 import { silentLogger } from '../../lib/logger.js';
@@ -47,12 +48,19 @@ export interface ApiTestApp {
   drop(): Promise<void>;
 }
 
+/** Options of {@link createApiTestApp}. */
+export interface ApiTestAppOptions {
+  /** Admission limits. @default the environment defaults (`CAPACITY_PER_OWNER` 10, `CAPACITY_GLOBAL` 1000) */
+  readonly capacity?: CapacityPolicy;
+}
+
 /** Builds an {@link ApiTestApp} on a fresh database of `dialect`. */
-export async function createApiTestApp(dialect: TestDialect): Promise<ApiTestApp> {
+export async function createApiTestApp(dialect: TestDialect, options: ApiTestAppOptions = {}): Promise<ApiTestApp> {
   const db = await createTestDatabase(dialect);
   const wakeups = new RecordingWakeups();
   const registry = new TaskRegistry().register(demoWaitTask).register(claimableTask);
-  const deps: ApiDeps = { store: db.store, registry, policy: policyFromConfig(loadConfig({})), wakeups, logger: silentLogger };
+  const config = loadConfig({});
+  const deps: ApiDeps = { store: db.store, registry, policy: policyFromConfig(config), capacity: options.capacity ?? loadCapacityPolicy(config), wakeups, logger: silentLogger };
   const handler = createApiHandler(deps);
   const call = async (input: ApiEventInput) => parseResponse(await handler(apiEvent(input), lambdaContext()));
   return {
@@ -71,7 +79,7 @@ export async function createApiTestApp(dialect: TestDialect): Promise<ApiTestApp
       });
       if (admitted.status !== 202) throw new Error(`admission failed: ${admitted.text}`);
       const worker = new WorkerScope(db.store);
-      const claim = await claimNextOperation(worker, { registry: new TaskRegistry().register(claimableTask), policy: deps.policy });
+      const claim = await claimNextOperation(worker, { registry: new TaskRegistry().register(claimableTask), policy: deps.policy, capacity: deps.capacity });
       if (!claim || claim.operationId !== admitted.json.id) throw new Error('the claim did not take the operation just admitted');
       return { operationId: claim.operationId, claim, scope: enterOwnerScope(worker, claim) };
     },

@@ -16,7 +16,7 @@ describe.skipIf(!hasMariadb())('concurrent sweepers on MariaDB', () => {
   afterAll(async () => t?.drop());
 
   it('three sweepers racing over expired leases act on each row exactly once, with one notification per terminal row', async () => {
-    const deps = testDeps();
+    const deps = testDeps({}, { perOwner: OPERATIONS });
     const owner = new OwnerScope(t.store, 'sweep-owner');
     for (let i = 0; i < OPERATIONS; i += 50) {
       await Promise.all(

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { capacityPolicy, type CapacityFile } from '../../lib/capacity/capacity-policy.js';
 import { silentLogger } from '../../lib/logger.js';
 import type { OperationPolicy } from '../../lib/operations/operation-policy.js';
 import type { WakeupMessage } from '../../lib/queue/wakeup-message.js';
@@ -59,11 +60,12 @@ export function testRegistry(): TaskRegistry {
 }
 
 /** Dependencies of the services, with a recording wake-up sender. */
-export function testDeps(overrides: Partial<OperationPolicy> = {}) {
+export function testDeps(overrides: Partial<OperationPolicy> = {}, capacity: { perOwner?: number; global?: number; file?: CapacityFile } = {}) {
   const wakeups = new RecordingWakeups();
   return {
     registry: testRegistry(),
     policy: Object.freeze({ ...testPolicy, ...overrides }),
+    capacity: capacityPolicy({ perOwner: capacity.perOwner ?? 200, global: capacity.global ?? 3_000, retryAfterSeconds: 7 }, capacity.file),
     wakeups,
     logger: silentLogger,
     random: () => 0.5,

@@ -1,0 +1,105 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import { ConfigError } from '../errors.js';
+import { TASK_TYPE_PATTERN } from '../operations/field-limits.js';
+
+/** A plan name, e.g. `free` or `pro`: lower-case, at most 32 characters. */
+export const PlanNameSchema = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be lower-case [a-z0-9_-], at most 32 characters');
+
+/** A capacity route name, e.g. `local-model`: its pool is `route:<name>`. */
+export const RouteNameSchema = z.string().regex(/^[a-z][a-z0-9_.-]{0,63}$/, 'must be lower-case [a-z0-9_.-], at most 64 characters');
+
+/** Most slots one pool may have (slot rows are created on first use). */
+export const MAX_POOL_SLOTS = 10_000;
+
+const slots = z.number().int().min(1).max(MAX_POOL_SLOTS);
+const PlanLimitsSchema = z.strictObject({ perOwner: slots.optional() });
+
+/**
+ * The capacity file (`CAPACITY_CONFIG_FILE`, JSON; see README "Capacity"). Every number is a count of active
+ * operations (admission) or running attempts (routes). Example:
+ * ```json
+ * { "plans": { "pro": { "perOwner": 50 } },
+ *   "taskTypes": { "demo.wait": { "perOwner": 5, "global": 200, "plans": { "pro": { "perOwner": 20 } } } },
+ *   "routes": { "local-model": 1 } }
+ * ```
+ */
+export const CapacityFileSchema = z.strictObject({
+  plans: z.record(PlanNameSchema, PlanLimitsSchema).optional(),
+  taskTypes: z
+    .record(
+      z.string().regex(TASK_TYPE_PATTERN),
+      z.strictObject({ perOwner: slots.optional(), global: slots.optional(), plans: z.record(PlanNameSchema, PlanLimitsSchema).optional() }),
+    )
+    .optional(),
+  routes: z.record(RouteNameSchema, slots).optional(),
+});
+
+/** See {@link CapacityFileSchema}. */
+export type CapacityFile = z.infer<typeof CapacityFileSchema>;
+
+/** Admission limits of one task type for one plan: active (non-terminal) operations. */
+export interface AdmissionLimits {
+  readonly perOwner: number;
+  readonly global: number;
+}
+
+/** Resolved capacity configuration (DESIGN §4). */
+export interface CapacityPolicy {
+  /**
+   * The admission limits for `taskType` and an owner on `plan`. Most specific wins:
+   * task type + plan → task type → plan → `CAPACITY_PER_OWNER`; global: task type → `CAPACITY_GLOBAL`.
+   */
+  admissionLimits(taskType: string, plan: string): AdmissionLimits;
+  /** The execution limit (running attempts at once) of a route, or undefined when the route is unlimited. */
+  routeLimit(route: string): number | undefined;
+  /** Every configured route and its limit. */
+  readonly routes: Readonly<Record<string, number>>;
+  /** `Retry-After` of a 429, in **seconds**. */
+  readonly retryAfterSeconds: number;
+}
+
+/** Builds a {@link CapacityPolicy} from the env defaults and a parsed capacity file. */
+export function capacityPolicy(defaults: { perOwner: number; global: number; retryAfterSeconds: number }, file: CapacityFile = {}): CapacityPolicy {
+  const routes = Object.freeze({ ...(file.routes ?? {}) });
+  return Object.freeze({
+    admissionLimits(taskType: string, plan: string): AdmissionLimits {
+      const task = file.taskTypes?.[taskType];
+      return {
+        perOwner: task?.plans?.[plan]?.perOwner ?? task?.perOwner ?? file.plans?.[plan]?.perOwner ?? defaults.perOwner,
+        global: task?.global ?? defaults.global,
+      };
+    },
+    routeLimit: (route: string) => routes[route],
+    routes,
+    retryAfterSeconds: defaults.retryAfterSeconds,
+  });
+}
+
+/**
+ * Reads the capacity configuration: `CAPACITY_PER_OWNER`, `CAPACITY_GLOBAL`, `CAPACITY_RETRY_AFTER_SECONDS` and, when
+ * `CAPACITY_CONFIG_FILE` is set, that JSON file validated by {@link CapacityFileSchema}.
+ * @throws {ConfigError} when the file cannot be read, is not JSON, or fails the schema.
+ */
+export function loadCapacityPolicy(config: Config): CapacityPolicy {
+  let file: CapacityFile = {};
+  if (config.CAPACITY_CONFIG_FILE) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readFileSync(config.CAPACITY_CONFIG_FILE, 'utf8'));
+    } catch (error) {
+      throw new ConfigError(`CAPACITY_CONFIG_FILE ${config.CAPACITY_CONFIG_FILE}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const parsed = CapacityFileSchema.safeParse(raw);
+    if (!parsed.success) {
+      const detail = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+      throw new ConfigError(`CAPACITY_CONFIG_FILE ${config.CAPACITY_CONFIG_FILE} is invalid: ${detail}`);
+    }
+    file = parsed.data;
+  }
+  return capacityPolicy(
+    { perOwner: config.CAPACITY_PER_OWNER, global: config.CAPACITY_GLOBAL, retryAfterSeconds: config.CAPACITY_RETRY_AFTER_SECONDS },
+    file,
+  );
+}

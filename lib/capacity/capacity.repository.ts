@@ -1,0 +1,101 @@
+import { sql } from 'kysely';
+import type { DbContext, TxContext } from '../db/database.js';
+import { ACTIVE_STATUSES } from '../operations/operation-status.js';
+
+/**
+ * SQL for `capacity_slots` (STYLE §2). A pool is a fixed set of slot rows `(pool_key, slot_no)`; a slot is free when
+ * `operation_id` is NULL. Why rows rather than one counter per pool: a counter row would serialise every admission of
+ * a pool on one row lock; free slot rows taken with `SKIP LOCKED` let concurrent admissions take different rows and
+ * never wait on each other, and a held slot names its holder.
+ */
+
+/** Prefix of execution (route) pools: their slots are held only while an attempt runs. */
+export const ROUTE_POOL_PREFIX = 'route:';
+
+/** Whether slot `slotNo` of the pool exists (a primary-key lookup). */
+export async function slotExists(ctx: DbContext, poolKey: string, slotNo: number): Promise<boolean> {
+  const row = await ctx.db.selectFrom('capacity_slots').select('slot_no').where('pool_key', '=', poolKey).where('slot_no', '=', slotNo).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Creates slot rows `from … to − 1` of a pool, ignoring those that exist (`INSERT IGNORE` / `INSERT OR IGNORE`). */
+export async function insertMissingSlots(ctx: DbContext, poolKey: string, from: number, to: number): Promise<void> {
+  for (let start = from; start < to; start += 500) {
+    const values = Array.from({ length: Math.min(500, to - start) }, (_, i) => ({ pool_key: poolKey, slot_no: start + i, operation_id: null, reserved_at: null }));
+    await ctx.db.insertInto('capacity_slots').orIgnore().values(values).execute();
+  }
+}
+
+/**
+ * A free slot of the pool below `limit` (slots at or above a lowered limit are never handed out again), locked with
+ * `FOR UPDATE SKIP LOCKED` on MariaDB so concurrent reservers take different slots.
+ */
+export async function selectFreeSlot(ctx: TxContext, poolKey: string, limit: number, skipLocked: boolean): Promise<number | undefined> {
+  const select = ctx.db
+    .selectFrom('capacity_slots')
+    .select('slot_no')
+    .where('pool_key', '=', poolKey)
+    .where('operation_id', 'is', null)
+    .where('slot_no', '<', limit)
+    .orderBy('slot_no')
+    .limit(1);
+  return (await (skipLocked ? select.forUpdate().skipLocked() : select).executeTakeFirst())?.slot_no;
+}
+
+/** Gives a free slot to `operationId`; guarded by the slot still being free. Returns rows changed (0 or 1). */
+export async function takeSlot(ctx: TxContext, poolKey: string, slotNo: number, operationId: string): Promise<number> {
+  const result = await ctx.db
+    .updateTable('capacity_slots')
+    .set({ operation_id: operationId, reserved_at: ctx.timeAt() })
+    .where('pool_key', '=', poolKey)
+    .where('slot_no', '=', slotNo)
+    .where('operation_id', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/**
+ * Frees every slot the listed operations hold, or with `routesOnly` only their execution (route) slots. Returns rows
+ * freed.
+ */
+export async function releaseSlotsOf(ctx: TxContext, operationIds: readonly string[], routesOnly: boolean): Promise<number> {
+  if (operationIds.length === 0) return 0;
+  let update = ctx.db.updateTable('capacity_slots').set({ operation_id: null, reserved_at: null }).where('operation_id', 'in', operationIds);
+  if (routesOnly) update = update.where('pool_key', 'like', `${ROUTE_POOL_PREFIX}%`);
+  return Number((await update.executeTakeFirst()).numUpdatedRows);
+}
+
+/**
+ * The condition "this held slot is leaked": its operation is gone or terminal, or it is a route slot whose operation is
+ * no longer running.
+ */
+const leaked = sql<boolean>`not exists (
+  select 1 from operations o
+  where o.id = capacity_slots.operation_id
+    and o.status in (${sql.join(ACTIVE_STATUSES)})
+    and (capacity_slots.pool_key not like ${`${ROUTE_POOL_PREFIX}%`} or o.status = 'running'))`;
+
+/** Holders of up to `limit` leaked slots (see {@link freeLeakedSlots}). */
+export async function selectLeakedHolders(ctx: TxContext, limit: number): Promise<string[]> {
+  const rows = await ctx.db
+    .selectFrom('capacity_slots')
+    .select('operation_id')
+    .distinct()
+    .where('operation_id', 'is not', null)
+    .where(leaked)
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.operation_id).filter((id): id is string => id !== null);
+}
+
+/** Frees the leaked slots of the listed holders, re-checking the leak condition in the same statement. Returns rows freed. */
+export async function freeLeakedSlots(ctx: TxContext, holders: readonly string[]): Promise<number> {
+  if (holders.length === 0) return 0;
+  const result = await ctx.db
+    .updateTable('capacity_slots')
+    .set({ operation_id: null, reserved_at: null })
+    .where('operation_id', 'in', holders)
+    .where(leaked)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

@@ -1,0 +1,98 @@
+import { CapacityExhaustedError } from '../errors.js';
+import type { TxContext } from '../db/database.js';
+import type { Store } from '../db/store.js';
+import {
+  insertMissingSlots,
+  releaseSlotsOf,
+  ROUTE_POOL_PREFIX,
+  selectFreeSlot,
+  slotExists,
+  takeSlot,
+} from './capacity.repository.js';
+import type { CapacityPolicy } from './capacity-policy.js';
+
+/** Pool of one owner's active operations of one task type. */
+export function ownerPoolKey(taskType: string, ownerUserId: string): string {
+  return `owner:${taskType}:${ownerUserId}`;
+}
+
+/** Pool of everyone's active operations of one task type. */
+export function globalPoolKey(taskType: string): string {
+  return `global:${taskType}`;
+}
+
+/** Pool of running attempts on one execution route (e.g. `route:local-model`). */
+export function routePoolKey(route: string): string {
+  return `${ROUTE_POOL_PREFIX}${route}`;
+}
+
+/**
+ * Makes sure the pool has slot rows `0 … limit − 1`, creating missing ones (idempotent, safe concurrently). One
+ * primary-key lookup when the pool exists (its last slot is there); runs outside the reserving transaction so slot
+ * creation never holds its locks.
+ */
+export async function ensurePool(store: Store, poolKey: string, limit: number): Promise<void> {
+  if (!(await slotExists(store, poolKey, limit - 1))) await insertMissingSlots(store, poolKey, 0, limit);
+}
+
+/**
+ * Gives one free slot of the pool (below `limit`) to `operationId`, inside the caller's transaction, so the slot is
+ * held exactly when the state change commits. Returns false when every slot is taken (or, on MariaDB, locked by a
+ * concurrent reserver that has not committed yet — a conservative "full").
+ */
+export async function reserveSlot(tx: TxContext, skipLocked: boolean, poolKey: string, limit: number, operationId: string): Promise<boolean> {
+  for (let race = 0; race < 3; race++) {
+    const slot = await selectFreeSlot(tx, poolKey, limit, skipLocked);
+    if (slot === undefined) return false;
+    if ((await takeSlot(tx, poolKey, slot, operationId)) === 1) return true;
+  }
+  return false;
+}
+
+/** The two admission pools of an operation and their limits. */
+export interface AdmissionPools {
+  readonly owner: { readonly key: string; readonly limit: number };
+  readonly global: { readonly key: string; readonly limit: number };
+  readonly retryAfterSeconds: number;
+}
+
+/** Resolves (and creates, if new) the admission pools for an owner on `plan` admitting `taskType`. */
+export async function prepareAdmissionPools(
+  store: Store,
+  capacity: CapacityPolicy,
+  taskType: string,
+  ownerUserId: string,
+  plan: string,
+): Promise<AdmissionPools> {
+  const limits = capacity.admissionLimits(taskType, plan);
+  const pools: AdmissionPools = {
+    owner: { key: ownerPoolKey(taskType, ownerUserId), limit: limits.perOwner },
+    global: { key: globalPoolKey(taskType), limit: limits.global },
+    retryAfterSeconds: capacity.retryAfterSeconds,
+  };
+  await ensurePool(store, pools.owner.key, pools.owner.limit);
+  await ensurePool(store, pools.global.key, pools.global.limit);
+  return pools;
+}
+
+/**
+ * Reserves the owner slot, then the global slot, for an operation being admitted or retried, in the caller's
+ * transaction. The owner pool goes first so an owner at their own limit never touches the shared pool.
+ * @throws {CapacityExhaustedError} when either pool is full; the caller's transaction must roll back.
+ */
+export async function reserveAdmission(tx: TxContext, skipLocked: boolean, pools: AdmissionPools, operationId: string): Promise<void> {
+  if (!(await reserveSlot(tx, skipLocked, pools.owner.key, pools.owner.limit, operationId))) {
+    throw new CapacityExhaustedError('owner', pools.retryAfterSeconds);
+  }
+  if (!(await reserveSlot(tx, skipLocked, pools.global.key, pools.global.limit, operationId))) {
+    throw new CapacityExhaustedError('global', pools.retryAfterSeconds);
+  }
+}
+
+/**
+ * Releases capacity in the caller's transaction: `all` at a terminal transition (admission and execution slots),
+ * `execution` when an attempt ends without ending the operation (retry wait, lease loss). Returns slots freed.
+ */
+export function releaseCapacity(tx: TxContext, operationIds: readonly string[], scope: 'all' | 'execution'): Promise<number> {
+  return releaseSlotsOf(tx, operationIds, scope === 'execution');
+}

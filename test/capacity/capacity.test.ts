@@ -1,0 +1,158 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CapacityExhaustedError, NotEntitledError } from '../../lib/errors.js';
+import { admitOperation } from '../../lib/operations/admit-operation.js';
+import { claimNextOperation, enterOwnerScope } from '../../lib/operations/claim-operation.js';
+import { completeOperation } from '../../lib/operations/lease-operations.js';
+import { cancelOperation, retryOperation } from '../../lib/operations/owner-commands.js';
+import { getOperation } from '../../lib/operations/owner-reads.js';
+import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
+import { setOwnerPlan, updateOwnSettings } from '../../lib/owners/owner-settings.js';
+import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';
+import { processWakeup } from '../../lib/worker/worker-handler.js';
+import { expectCapacityMatchesActive, heldSlots } from '../support/capacity-invariant.js';
+import { testDeps } from '../support/fixtures.js';
+import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
+
+describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
+  const skip = dialect === 'mariadb' && !hasMariadb();
+  let t: TestDatabase;
+  let deps: ReturnType<typeof testDeps>;
+  let seq = 0;
+
+  beforeAll(async () => {
+    if (!skip) t = await createTestDatabase(dialect);
+  });
+  afterAll(async () => t?.drop());
+  beforeEach(async () => {
+    if (skip) return;
+    for (const table of ['operation_notifications', 'operations', 'capacity_slots', 'owner_settings'] as const) await t.store.db.deleteFrom(table).execute();
+    t.clock.offsetMs = 0;
+    deps = testDeps({}, { perOwner: 2, global: 3, file: { plans: { pro: { perOwner: 3 } }, routes: { solo: 1 } } });
+  });
+
+  const owner = (id: string) => new OwnerScope(t.store, id);
+  const admit = (scope: OwnerScope, taskType = 'test.noop', params: Record<string, unknown> = {}) =>
+    admitOperation(scope, deps, `k-${++seq}`, { taskType, subject: { type: 'doc', id: `d${seq}` }, params });
+  const count = async () => Number((await t.store.db.selectFrom('operations').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst())?.n);
+  const sweep = () => runSweepOnce({ store: t.store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, batchSize: 50, timeBudgetMs: 30_000 });
+
+  it.skipIf(skip)('a full per-owner pool refuses with Retry-After and writes nothing; a terminal operation frees its slot', async () => {
+    const alice = owner('alice');
+    const first = await admit(alice);
+    await admit(alice);
+    const sent = deps.wakeups.sent.length;
+    const refused = await admit(alice).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(CapacityExhaustedError);
+    expect(refused).toMatchObject({ pool: 'owner', retryAfterSeconds: 7 });
+    expect(await count()).toBe(2);
+    expect(deps.wakeups.sent.length).toBe(sent);
+    expect(await heldSlots(t.store, 'owner:')).toBe(2);
+    // a replay of an admitted key is not a new admission: it answers even while the pool is full
+    expect((await admitOperation(alice, deps, `k-1`, { taskType: 'test.noop', subject: { type: 'doc', id: 'd1' }, params: {} })).replayed).toBe(true);
+    await cancelOperation(alice, first.operation.id);
+    await admit(alice);
+    await expectCapacityMatchesActive(t.store);
+  });
+
+  it.skipIf(skip)('the global pool bounds all owners together; a pro owner gets the larger per-owner limit', async () => {
+    await setOwnerPlan(t.store, 'pat', 'pro');
+    const pat = owner('pat');
+    for (let i = 0; i < 3; i++) await admit(pat);
+    await expect(admit(owner('bob'))).rejects.toMatchObject({ pool: 'global' });
+    deps = testDeps({}, { perOwner: 2, global: 10, file: { plans: { pro: { perOwner: 3 } } } });
+    await expect(admit(pat)).rejects.toMatchObject({ pool: 'owner' });
+    await admit(owner('bob'));
+    await expectCapacityMatchesActive(t.store);
+  });
+
+  it.skipIf(skip)('an owner retry reserves capacity again and is refused with 429 semantics when the pool is full', async () => {
+    const alice = owner('alice');
+    const { operation } = await admit(alice);
+    await cancelOperation(alice, operation.id);
+    await admit(alice);
+    await admit(alice);
+    await expect(retryOperation(alice, deps, operation.id)).rejects.toBeInstanceOf(CapacityExhaustedError);
+    expect((await getOperation(alice, operation.id)).status).toBe('cancelled');
+    await expectCapacityMatchesActive(t.store);
+  });
+
+  it.skipIf(skip)('a route at its execution limit leaves the operation waiting without spending an attempt', async () => {
+    deps.registry.register({ ...deps.registry.get('test.noop'), type: 'test.solo', capacityRoute: 'solo' });
+    const alice = owner('alice');
+    const bob = owner('bob');
+    const a = await admit(alice, 'test.solo');
+    const b = await admit(bob, 'test.solo');
+    const worker = new WorkerScope(t.store);
+    const first = await claimNextOperation(worker, deps);
+    expect(first?.operationId).toBe(a.operation.id);
+    expect(await claimNextOperation(worker, deps)).toBeNull();
+    expect(await getOperation(bob, b.operation.id)).toMatchObject({ status: 'queued', attempt: 0 });
+    // other task types still run while the route is full
+    const other = await admit(bob);
+    expect((await claimNextOperation(worker, deps))?.operationId).toBe(other.operation.id);
+    if (!first) return;
+    await completeOperation(enterOwnerScope(worker, first), first);
+    expect((await claimNextOperation(worker, deps))?.operationId).toBe(b.operation.id);
+    expect((await getOperation(bob, b.operation.id)).attempt).toBe(1);
+    await expectCapacityMatchesActive(t.store);
+  });
+
+  it.skipIf(skip)('a worker killed mid-run leaks no slot: after the sweeper, reservations match the active operations', async () => {
+    deps.registry.register({ ...deps.registry.get('test.noop'), type: 'test.solo', capacityRoute: 'solo', maxAttempts: 2 });
+    const alice = owner('alice');
+    const { operation } = await admit(alice, 'test.solo');
+    await admit(owner('bob'), 'test.solo');
+    const worker = new WorkerScope(t.store);
+    await claimNextOperation(worker, deps);
+    expect(await heldSlots(t.store, 'route:solo')).toBe(1);
+    t.clock.advance(deps.policy.leaseMs + 1);
+    await sweep();
+    expect(await heldSlots(t.store, 'route:solo')).toBe(0);
+    await expectCapacityMatchesActive(t.store);
+    await claimNextOperation(worker, deps);
+    t.clock.advance(deps.policy.leaseMs + 1);
+    await sweep();
+    await claimNextOperation(worker, deps);
+    t.clock.advance(deps.policy.leaseMs + 1);
+    await sweep();
+    expect((await getOperation(alice, operation.id)).status).toBe('failed');
+    await expectCapacityMatchesActive(t.store);
+  });
+
+  it.skipIf(skip)('the sweeper reclaims slots leaked by a missing or terminal holder, and reports the count', async () => {
+    const alice = owner('alice');
+    const gone = await admit(alice);
+    const stale = await admit(alice);
+    await t.store.db.deleteFrom('operations').where('id', '=', gone.operation.id).execute();
+    await t.store.db.updateTable('operations').set({ status: 'failed', finished_at: t.store.timeAt() }).where('id', '=', stale.operation.id).execute();
+    expect((await sweep()).capacityReclaimed).toBe(4);
+    expect(await heldSlots(t.store, '')).toBe(0);
+    expect((await sweep()).capacityReclaimed).toBe(0);
+  });
+
+  it.skipIf(skip)('a revoked owner is refused at admission and their queued work fails closed with entitlement_revoked', async () => {
+    const alice = owner('alice');
+    const bob = owner('bob');
+    const queued = await admit(alice, 'demo.wait', { durationMs: 0 });
+    const bobs = await admit(bob, 'demo.wait', { durationMs: 0 });
+    await updateOwnSettings(alice, { aiEnabled: false });
+    await expect(admit(alice, 'demo.wait', { durationMs: 0 })).rejects.toBeInstanceOf(NotEntitledError);
+    await admit(alice);
+    const workerDeps = { ...deps, store: t.store };
+    await processWakeup(workerDeps, () => 60_000);
+    await processWakeup(workerDeps, () => 60_000);
+    expect(await getOperation(alice, queued.operation.id)).toMatchObject({ status: 'failed', failure_code: 'entitlement_revoked' });
+    expect((await getOperation(bob, bobs.operation.id)).status).toBe('succeeded');
+    await expectCapacityMatchesActive(t.store);
+  });
+
+  it.skipIf(skip)('the privacy mode is snapshotted at admission and later settings changes do not touch it', async () => {
+    const alice = owner('alice');
+    await updateOwnSettings(alice, { privacyMode: 'external_allowed' });
+    const before = await admit(alice);
+    await updateOwnSettings(alice, { privacyMode: 'local_only' });
+    const after = await admit(alice);
+    expect((await getOperation(alice, before.operation.id)).privacy_mode).toBe('external_allowed');
+    expect((await getOperation(alice, after.operation.id)).privacy_mode).toBe('local_only');
+  });
+});
