@@ -8,14 +8,15 @@ import { ValidationError } from '../errors.js';
  *
  * - `v`: schema version, always `1`.
  * - `reason`: who sent it — `admitted` (after an admission commit), `retry` (a due retry), `owner_retry`
- *   (an owner re-queued a failed/cancelled operation) or `sweeper` (re-sent for rows left queued too long).
+ *   (an owner re-queued a failed/cancelled operation), `sweeper` (re-sent for rows left queued too long) or
+ *   `capacity_freed` (a run on a limited route ended, so an operation waiting for that route may start).
  * - `operationId`: the operation that prompted the hint, for logs and tracing only (≤ 36 characters, a UUID).
  *
  * Strict: unknown keys are refused, so a message from another producer is never mistaken for ours.
  */
 export const WakeupMessageSchema = z.strictObject({
   v: z.literal(1),
-  reason: z.enum(['admitted', 'retry', 'owner_retry', 'sweeper']),
+  reason: z.enum(['admitted', 'retry', 'owner_retry', 'sweeper', 'capacity_freed']),
   operationId: z.string().min(1).max(36).optional(),
 });
 

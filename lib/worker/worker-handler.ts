@@ -3,6 +3,7 @@ import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Store } from '../db/store.js';
 import { describeError } from '../logger.js';
+import { sendWakeup } from '../operations/admit-operation.js';
 import { claimNextOperation, enterOwnerScope, type ClaimDeps } from '../operations/claim-operation.js';
 import { WorkerScope } from '../operations/scopes.js';
 import { parseWakeupMessage } from '../queue/wakeup-message.js';
@@ -26,6 +27,12 @@ export async function processWakeup(deps: WorkerDeps, remainingMs: () => number)
   deps.logger.info('operation claimed', { operationId: claim.operationId, taskType: claim.taskType, attempt: claim.attempt });
   const outcome = await runClaimedOperation(enterOwnerScope(worker, claim), claim, deps, remainingMs);
   deps.logger.info('operation attempt ended', { operationId: claim.operationId, outcome });
+  // A run on a limited route freed its slot: wake a worker for whatever waited on that route, instead of leaving it
+  // to the sweeper's next re-send.
+  const route = deps.registry.get(claim.taskType).capacityRoute;
+  if (route !== undefined && deps.capacity.routeLimit(route) !== undefined) {
+    await sendWakeup(deps, { v: 1, reason: 'capacity_freed', operationId: claim.operationId });
+  }
   return outcome;
 }
 

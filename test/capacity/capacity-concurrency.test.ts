@@ -98,6 +98,8 @@ describe.skipIf(!hasMariadb())('capacity under concurrency on MariaDB', () => {
     for (let i = 1; i < runs.length; i++) expect(runs[i]!.start, `run ${i} started before run ${i - 1} ended`).toBeGreaterThanOrEqual(runs[i - 1]!.end);
     const attempts = await t.store.db.selectFrom('operations').select('attempt').distinct().execute();
     expect(attempts.map((a) => a.attempt)).toEqual([1]);
+    // every finished run on the limited route woke a worker for the next waiting operation
+    expect(deps.wakeups.sent.filter((s) => s.message.reason === 'capacity_freed')).toHaveLength(total);
     await expectCapacityMatchesActive(t.store);
   });
 });

@@ -90,7 +90,7 @@ describe('SqsWakeupSender', () => {
 
 describe('parseWakeupMessage', () => {
   it('accepts every documented reason, with or without an operation id', () => {
-    for (const reason of ['admitted', 'retry', 'owner_retry', 'sweeper'] as const) {
+    for (const reason of ['admitted', 'retry', 'owner_retry', 'sweeper', 'capacity_freed'] as const) {
       expect(parseWakeupMessage(JSON.stringify({ v: 1, reason }))).toEqual({ v: 1, reason });
     }
     const id = '0b6f7a3e-4c1d-4e2a-9f3b-1a2b3c4d5e6f';
