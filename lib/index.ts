@@ -10,11 +10,13 @@ export { consoleLogger, silentLogger, type Logger } from './logger.js';
 
 // Errors
 export {
+  CapacityExhaustedError,
   ConfigError,
   DurableOpsError,
   IdempotencyKeyReusedError,
   InvalidTransitionError,
   LeaseLostError,
+  NotEntitledError,
   OperationNotFoundError,
   RetryLimitReachedError,
   ScopeViolationError,
@@ -50,6 +52,21 @@ export { getOperation, listNotifications, listOperations, type Page } from './op
 export { NotificationDtoSchema, OperationDtoSchema, toNotificationDto, toOperationDto, type NotificationDto, type OperationDto } from './operations/operation-dto.js';
 export { policyFromConfig, taskPolicy, type OperationPolicy, type TaskPolicy } from './operations/operation-policy.js';
 export { retryDelayMs } from './operations/backoff.js';
+
+// Capacity and owner settings
+export { capacityPolicy, loadCapacityPolicy, CapacityFileSchema, type AdmissionLimits, type CapacityFile, type CapacityPolicy } from './capacity/capacity-policy.js';
+export {
+  DEFAULT_OWNER_SETTINGS,
+  OwnerSettingsDtoSchema,
+  OwnerSettingsPatchSchema,
+  getOwnSettings,
+  isEntitled,
+  loadOwnerSettings,
+  setOwnerPlan,
+  updateOwnSettings,
+  type OwnerSettings,
+} from './owners/owner-settings.js';
+export { PrivacyModeSchema, type PrivacyMode } from './owners/privacy-mode.js';
 
 // Tasks
 export { defineTask, PermanentTaskError, RetryableTaskError, type RetryPolicy, type TaskContext, type TaskDefinition } from './tasks/task-definition.js';

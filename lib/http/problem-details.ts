@@ -2,9 +2,11 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { z } from 'zod';
 import {
+  CapacityExhaustedError,
   DurableOpsError,
   IdempotencyKeyReusedError,
   InvalidTransitionError,
+  NotEntitledError,
   OperationNotFoundError,
   RetryLimitReachedError,
   UnauthorizedError,
@@ -45,14 +47,16 @@ export type Problem = z.infer<typeof ProblemSchema>;
 type ErrorClass = abstract new (...args: never[]) => DurableOpsError;
 
 /**
- * The one table from error class to HTTP status (STYLE §7; statuses from DESIGN §7 and, for a reused key, the IETF
- * `Idempotency-Key` header draft §2.7). Typed errors absent here (`LeaseLostError`, `ScopeViolationError`,
- * `ConfigError`) are server faults if they ever reach the API: they answer the generic 500.
+ * The one table from error class to HTTP status (STYLE §7; statuses from DESIGN §7 and §4 — 403 for a missing
+ * entitlement, 429 for exhausted capacity — and, for a reused key, the IETF `Idempotency-Key` header draft §2.7).
+ * Typed errors absent here (`LeaseLostError`, `ScopeViolationError`, `ConfigError`) are server faults if they ever
+ * reach the API: they answer the generic 500.
  */
 const STATUS_OF: ReadonlyArray<{ readonly error: ErrorClass; readonly status: number; readonly title: string }> = [
   { error: ValidationError, status: 400, title: 'Invalid request' },
   { error: UnknownTaskTypeError, status: 400, title: 'Unknown task type' },
   { error: UnauthorizedError, status: 401, title: 'Unauthorized' },
+  { error: NotEntitledError, status: 403, title: 'Not entitled' },
   { error: OperationNotFoundError, status: 404, title: 'Operation not found' },
   { error: RouteNotFoundError, status: 404, title: 'Not found' },
   { error: MethodNotAllowedError, status: 405, title: 'Method not allowed' },
@@ -60,6 +64,7 @@ const STATUS_OF: ReadonlyArray<{ readonly error: ErrorClass; readonly status: nu
   { error: RetryLimitReachedError, status: 409, title: 'Retry limit reached' },
   { error: ContentTooLargeError, status: 413, title: 'Content too large' },
   { error: IdempotencyKeyReusedError, status: 422, title: 'Idempotency-Key reused' },
+  { error: CapacityExhaustedError, status: 429, title: 'Too many active operations' },
 ];
 
 /** The body of every 500: generic, so no internal text (SQL, driver messages, stack) ever reaches a client. */
@@ -76,6 +81,9 @@ function headersOf(error: DurableOpsError): Record<string, string> {
   if (error instanceof UnauthorizedError) return { 'www-authenticate': 'Bearer' };
   // RFC 9110 §15.5.6: a 405 lists the methods the resource supports.
   if (error instanceof MethodNotAllowedError) return { allow: error.allowedMethods.join(', ') };
+  // RFC 6585 §4 and RFC 9110 §10.2.3: a 429 may say, in delay-seconds, when to try again. Only the configured delay
+  // is sent — never a pool's size or how many slots other owners hold.
+  if (error instanceof CapacityExhaustedError) return { 'retry-after': String(error.retryAfterSeconds) };
   return {};
 }
 
@@ -95,10 +103,10 @@ export interface ProblemContext {
 
 /**
  * Turns any thrown value into an RFC 9457 `application/problem+json` response (with `cache-control: no-store`,
- * and `www-authenticate` on a 401, `allow` on a 405). A typed error of the table above answers its status with its
- * own client-safe message as `detail` (and a validation failure's issues as `errors`); anything else is logged at
- * `error` level (class name and message, for operators) and answers a generic 500 whose body names no internal
- * detail (`type: about:blank`, `code: internal_error`).
+ * and `www-authenticate` on a 401, `allow` on a 405, `retry-after` in **seconds** on a 429). A typed error of the
+ * table above answers its status with its own client-safe message as `detail` (and a validation failure's issues as
+ * `errors`); anything else is logged at `error` level (class name and message, for operators) and answers a generic
+ * 500 whose body names no internal detail (`type: about:blank`, `code: internal_error`).
  */
 export function problemResponse(error: unknown, logger: Logger, context: ProblemContext = {}): APIGatewayProxyStructuredResultV2 {
   const kind = error instanceof DurableOpsError ? STATUS_OF.find((entry) => error instanceof entry.error) : undefined;

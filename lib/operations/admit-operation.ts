@@ -65,7 +65,12 @@ export async function admitOperation(scope: OwnerScope, deps: AdmissionDeps, ide
   const policy = taskPolicy(task, deps.policy);
   const store = scope.store;
   const settings = await loadOwnerSettings(store, scope.ownerUserId);
-  if (!isEntitled(task, settings)) throw new NotEntitledError(request.taskType);
+  if (!isEntitled(task, settings)) {
+    // A replay of an admission made while entitled still answers with that operation (DESIGN §7); only new work is refused.
+    const existing = await findByIdempotencyKey(store, scope.ownerUserId, request.taskType, key);
+    if (existing?.request_hash === hash) return { operation: existing, replayed: true };
+    throw new NotEntitledError(request.taskType);
+  }
   const pools = await prepareAdmissionPools(store, deps.capacity, request.taskType, scope.ownerUserId, settings.plan);
   // A duplicate key whose row is gone by the re-read (purged in between) is retried: the next insert succeeds.
   for (let race = 0; ; race++) {

@@ -135,12 +135,17 @@ describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
     const bob = owner('bob');
     const queued = await admit(alice, 'demo.wait', { durationMs: 0 });
     const bobs = await admit(bob, 'demo.wait', { durationMs: 0 });
+    const replayBody = { taskType: 'demo.wait', subject: { type: 'doc', id: 'replayed' }, params: { durationMs: 0 } };
+    const admittedBefore = await admitOperation(alice, deps, 'before-revocation', replayBody);
     await updateOwnSettings(alice, { aiEnabled: false });
     await expect(admit(alice, 'demo.wait', { durationMs: 0 })).rejects.toBeInstanceOf(NotEntitledError);
+    // a replay of work admitted while entitled still answers with that operation; only new work is refused
+    const replay = await admitOperation(alice, deps, 'before-revocation', replayBody);
+    expect(replay).toMatchObject({ replayed: true, operation: { id: admittedBefore.operation.id } });
     await admit(alice);
     const workerDeps = { ...deps, store: t.store };
-    await processWakeup(workerDeps, () => 60_000);
-    await processWakeup(workerDeps, () => 60_000);
+    for (let i = 0; i < 3; i++) await processWakeup(workerDeps, () => 60_000);
+    expect((await getOperation(alice, admittedBefore.operation.id)).failure_code).toBe('entitlement_revoked');
     expect(await getOperation(alice, queued.operation.id)).toMatchObject({ status: 'failed', failure_code: 'entitlement_revoked' });
     expect((await getOperation(bob, bobs.operation.id)).status).toBe('succeeded');
     await expectCapacityMatchesActive(t.store);

@@ -61,6 +61,8 @@ describe('API errors as RFC 9457 problem details', () => {
     ['PUT', '/api/operations', 'POST, GET'],
     ['GET', '/api/operations/0b7c7a3e-0000-4000-8000-000000000000/cancel', 'POST'],
     ['POST', '/api/notifications', 'GET'],
+    ['PUT', '/api/me/settings', 'GET, PATCH'],
+    ['PATCH', '/api/operations', 'POST, GET'],
   ])('%s %s answers 405 problem+json with Allow: %s', async (method, path, allow) => {
     const { call } = handlerWithoutDeps();
     const response = await call({ method, path, owner: 'alice' });

@@ -92,6 +92,22 @@ describe.each(DIALECTS)('local HTTP server in front of the real API handler on %
     expect(event?.isBase64Encoded).toBe(false);
   });
 
+  it.skipIf(skip)('PATCH /api/me/settings reaches the handler with its body, and GET reads the change back', async () => {
+    const headers = bearer(await signDevToken('patcher', SECRET));
+    const patched = await fetch(`${server.url}/api/me/settings`, {
+      method: 'PATCH',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ privacyMode: 'external_allowed' }),
+    });
+    expect(patched.status).toBe(200);
+    expect(await patched.json()).toEqual({ plan: 'free', aiEnabled: true, privacyMode: 'external_allowed' });
+    const read = await fetch(`${server.url}/api/me/settings`, { headers });
+    expect(await read.json()).toEqual({ plan: 'free', aiEnabled: true, privacyMode: 'external_allowed' });
+    const wrongMethod = await fetch(`${server.url}/api/me/settings`, { method: 'DELETE', headers });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('GET, PATCH');
+  });
+
   it.skipIf(skip)('query strings reach the handler decoded: limit=0 is refused with 400', async () => {
     const token = await signDevToken('alice', SECRET);
     const response = await fetch(`${server.url}/api/operations?limit=0`, { headers: bearer(token) });
