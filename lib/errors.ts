@@ -134,3 +134,22 @@ export class NotEntitledError extends DurableOpsError {
     super('Your account is not entitled to this type of operation.');
   }
 }
+
+/**
+ * Thrown when recovery evidence or metadata looks like it holds a credential (DESIGN §8: opaque references,
+ * digests, counts and result codes only); nothing was written. `paths[i]` is where (e.g.
+ * `evidence.providerResponse`) and `kinds[i]` what kind (e.g. `bearer_token`); the value is never included.
+ */
+export class SecretInEvidenceError extends DurableOpsError {
+  readonly code = 'secret_in_evidence' as const;
+  constructor(
+    readonly paths: readonly string[],
+    readonly kinds: readonly string[] = [],
+  ) {
+    super(
+      `Evidence must hold only opaque references, digests, counts and result codes; secret-looking content was refused at ${paths
+        .map((path, i) => (kinds[i] === undefined ? path : `${path} (${kinds[i]})`))
+        .join(', ')}.`,
+    );
+  }
+}

@@ -12,6 +12,9 @@ import * as m1000 from './20261130001000_create_owner_settings.js';
 import * as m1100 from './20261130001100_create_capacity_slots.js';
 import * as m1200 from './20261130001200_capacity_slots_free_index.js';
 import * as m1300 from './20261130001300_capacity_slots_holder_index.js';
+import * as m1400 from './20261130001400_create_recovery_operations.js';
+import * as m1500 from './20261130001500_create_recovery_checkpoints.js';
+import * as m1600 from './20261130001600_recovery_operations_state_index.js';
 
 /**
  * Every migration, by name, imported statically so a bundled Lambda carries them (STYLE §16).
@@ -31,6 +34,9 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   '20261130001100_create_capacity_slots': m1100,
   '20261130001200_capacity_slots_free_index': m1200,
   '20261130001300_capacity_slots_holder_index': m1300,
+  '20261130001400_create_recovery_operations': m1400,
+  '20261130001500_create_recovery_checkpoints': m1500,
+  '20261130001600_recovery_operations_state_index': m1600,
 });
 
 /** A kysely {@link MigrationProvider} over {@link migrations}. */

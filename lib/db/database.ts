@@ -77,8 +77,47 @@ export interface CapacitySlotsTable {
   reserved_at: string | null;
 }
 
+/** A durable recovery operation (DESIGN §8); see `lib/recovery/`. */
+export interface RecoveryOperationsTable {
+  id: string;
+  module: string;
+  kind: string;
+  idempotency_key: string;
+  request_hash: string;
+  effect_class: string;
+  /** Canonical JSON of the recovery plan. */
+  recovery_plan: string;
+  /** Canonical JSON of the precondition evidence. */
+  precondition_evidence: string;
+  state: string;
+  lease_owner: string | null;
+  fence: number;
+  lease_expires_at: string | null;
+  chain_head_hash: string;
+  checkpoint_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One hash-chained checkpoint of a recovery operation; primary key (operation_id, seq). */
+export interface RecoveryCheckpointsTable {
+  operation_id: string;
+  seq: number;
+  kind: string;
+  state: string;
+  fence: number;
+  previous_fence: number | null;
+  /** Canonical JSON of the checkpoint's evidence. */
+  evidence: string;
+  prev_hash: string;
+  hash: string;
+  created_at: string;
+}
+
 /** The kysely schema of durable-ops. */
 export interface Database {
+  recovery_operations: RecoveryOperationsTable;
+  recovery_checkpoints: RecoveryCheckpointsTable;
   operations: OperationsTable;
   operation_notifications: OperationNotificationsTable;
   owner_settings: OwnerSettingsTable;

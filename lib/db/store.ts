@@ -20,7 +20,15 @@ export interface Store {
    * deadline and retry time is computed with this, inside the statement (DESIGN §3).
    */
   timeAt(deltaMs?: number): RawBuilder<string>;
-  /** Closes the pool / file handle. */
+  /**
+   * A store whose writes never run inside a caller's open transaction (DESIGN §8: recovery checkpoints go through an
+   * independent connection). MariaDB: this store itself — every statement outside a transaction takes its own pooled
+   * connection. SQLite: a second connection to the same file with `busy_timeout = 0`, so a write while another
+   * connection holds the write lock fails at once with `SQLITE_BUSY` instead of waiting.
+   * @throws {ConfigError} for an in-memory SQLite database, which no second connection can open.
+   */
+  independent(): Store;
+  /** Closes the pool / file handle (and the independent connection, if one was opened). */
   destroy(): Promise<void>;
 }
 
@@ -90,21 +98,41 @@ export function openStore(databaseUrl: string, options: OpenStoreOptions = {}): 
     return buildStore(db, mariadbCapabilities, offset);
   }
   if (target.path !== ':memory:') mkdirSync(dirname(target.path), { recursive: true });
-  // Loaded only when SQLite is asked for, so a Lambda bundle (MariaDB only) never needs the native addon.
-  const Sqlite = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
-  const database = new Sqlite(target.path);
-  database.pragma('journal_mode = WAL');
-  database.pragma('busy_timeout = 5000');
-  database.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
-  return buildStore(db, sqliteCapabilities, offset);
+  const open = (busyTimeoutMs: number) => {
+    // Loaded only when SQLite is asked for, so a Lambda bundle (MariaDB only) never needs the native addon.
+    const Sqlite = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+    const database = new Sqlite(target.path);
+    database.pragma('journal_mode = WAL');
+    database.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    database.pragma('foreign_keys = ON');
+    return new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  };
+  let independent: Store | undefined;
+  const openIndependent = () => {
+    if (target.path === ':memory:') throw new ConfigError('An in-memory SQLite database has no independent connection; use a file.');
+    independent ??= buildStore(open(0), sqliteCapabilities, offset);
+    return independent;
+  };
+  const main = open(5000);
+  return buildStore(main, sqliteCapabilities, offset, openIndependent, async () => {
+    await independent?.destroy();
+    await main.destroy();
+  });
 }
 
-function buildStore(db: Kysely<Database>, caps: Capabilities, offset: () => number): Store {
-  return {
+function buildStore(
+  db: Kysely<Database>,
+  caps: Capabilities,
+  offset: () => number,
+  independent?: () => Store,
+  destroy: () => Promise<void> = () => db.destroy(),
+): Store {
+  const store: Store = {
     db,
     caps,
     timeAt: (deltaMs = 0) => caps.timeAt(deltaMs + offset()),
-    destroy: () => db.destroy(),
+    independent: () => (independent ? independent() : store),
+    destroy,
   };
+  return store;
 }

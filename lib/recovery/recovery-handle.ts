@@ -1,0 +1,228 @@
+import type { Transaction } from 'kysely';
+import type { Database, DbContext } from '../db/database.js';
+import type { Store } from '../db/store.js';
+import { inTransaction } from '../db/transaction.js';
+import { canonicalJson } from '../operations/request-hash.js';
+import { parseEvidence, type Evidence } from './evidence.js';
+import { checkpointHash } from './hash-chain.js';
+import { loadVerifiedChain } from './chain-verification.js';
+import {
+  ChainBrokenError,
+  IndependentWriteBlockedError,
+  InvalidRecoveryMoveError,
+  isSqliteBusy,
+  StaleFenceError,
+  VerificationRequiredError,
+} from './recovery-errors.js';
+import { RECOVERY_MOVES, TERMINAL_RECOVERY_STATES, type EffectClass, type RecoveryMove, type RecoveryState } from './recovery-model.js';
+import { advanceChain, insertCheckpoint } from './recovery.repository.js';
+
+/**
+ * Concrete verification of an outcome (DESIGN §8): at least one named check, each with the evidence that it passed
+ * (an object's digest, a provider's result code, a count). Completion without it is refused.
+ */
+export interface Verification {
+  readonly checks: ReadonlyArray<{ readonly name: string; readonly evidence: Evidence }>;
+}
+
+/** What resolves an `outcome_unknown` operation: proof the effect happened, or proof it did not. */
+export type UnknownResolution =
+  | { readonly occurred: true; readonly verification: Verification }
+  | { readonly occurred: false; readonly verification: Verification };
+
+/** The state a handle knows: where the chain ends and under which fence it writes. */
+export interface HandleState {
+  readonly operationId: string;
+  readonly module: string;
+  readonly effectClass: EffectClass;
+  readonly leaseOwner: string;
+  readonly leaseMs: number;
+  fence: number;
+  state: RecoveryState;
+  count: number;
+  headHash: string;
+}
+
+/** Flattens a verification into checkpoint evidence: `checks` names them, `<name>.<key>` holds each check's evidence. */
+function verificationEvidence(verification: Verification): Evidence {
+  const checks = verification?.checks ?? [];
+  if (checks.length === 0) throw new VerificationRequiredError('At least one verification check is required.');
+  const flat: Record<string, unknown> = { checks: checks.map((c) => c.name) };
+  for (const check of checks) {
+    if (Object.keys(check.evidence ?? {}).length === 0) throw new VerificationRequiredError(`Verification check "${check.name}" has no evidence.`);
+    for (const [key, value] of Object.entries(check.evidence)) flat[`${check.name}.${key}`] = value;
+  }
+  return parseEvidence(flat, 'verification');
+}
+
+/**
+ * A claimed durable recovery operation (DESIGN §8): the only way to write its checkpoints. Every write is fenced
+ * (fence + lease owner + unexpired lease + chain position, in SQL) and goes through an **independent connection**
+ * (`store.independent()`), never the caller's transaction — so a rollback of the caller's work cannot erase the
+ * evidence of an effect. The atomic terminal methods (`completeIn`, `rejectIn`) are the exception by design: they
+ * stage the terminal checkpoint in the caller's transaction, for database-only effects.
+ *
+ * ```
+ *   begin ──(commit)──▶ caller acts ──▶ checkpoint(s) ──▶ complete(verification) → succeeded
+ *                                   └─▶ reject(evidence)                      → rejected
+ *                                   └─▶ requireRecovery → startRecovery → verifyRecovered
+ *   lease expires ──▶ takeover(new fence) → failed | recovery_required | outcome_unknown → resolveUnknown(…)
+ * ```
+ */
+export class RecoveryHandle {
+  readonly #store: Store;
+  readonly #s: HandleState;
+
+  /** @internal Built by `beginDurableRecoveryOperation` or a takeover; not for direct use. */
+  constructor(store: Store, state: HandleState) {
+    this.#store = store;
+    this.#s = state;
+  }
+
+  get operationId(): string {
+    return this.#s.operationId;
+  }
+  get state(): RecoveryState {
+    return this.#s.state;
+  }
+  get fence(): number {
+    return this.#s.fence;
+  }
+  get effectClass(): EffectClass {
+    return this.#s.effectClass;
+  }
+
+  /**
+   * Records progress evidence while running (e.g. "object written, etag sha256:…") and extends the lease.
+   * @throws {StaleFenceError} the operation was taken over; nothing written.
+   * @throws {SecretInEvidenceError | ValidationError} evidence that is not opaque; nothing written.
+   */
+  async checkpoint(kind: string, evidence: Evidence): Promise<void> {
+    await this.#append('progress', kind, parseEvidence(evidence, 'evidence'));
+  }
+
+  /**
+   * Verified success: re-verifies the whole chain, then writes the terminal `succeeded` checkpoint with the checks.
+   * @throws {VerificationRequiredError} no check, or a check without evidence.
+   * @throws {ChainBrokenError} the stored chain does not verify; nothing written.
+   * @throws {StaleFenceError} the operation was taken over.
+   */
+  async complete(verification: Verification): Promise<void> {
+    const evidence = verificationEvidence(verification);
+    await this.#verifyChain(this.#store.independent());
+    await this.#append('complete', 'completed', evidence);
+  }
+
+  /** A definitive pre-effect or provider rejection: terminal `rejected`, never reported as success or recovery. */
+  async reject(evidence: Evidence): Promise<void> {
+    await this.#append('reject', 'rejected', parseEvidence(evidence, 'evidence'));
+  }
+
+  /** The effect must be compensated: `recovery_required`. */
+  async requireRecovery(evidence: Evidence): Promise<void> {
+    await this.#append('require_recovery', 'recovery_required', parseEvidence(evidence, 'evidence'));
+  }
+
+  /** Compensation has started: `recovering`. */
+  async startRecovery(evidence: Evidence): Promise<void> {
+    await this.#append('start_recovery', 'recovering', parseEvidence(evidence, 'evidence'));
+  }
+
+  /** Compensation verified: terminal `verified_recovered` (chain re-verified, checks required, as for completion). */
+  async verifyRecovered(verification: Verification): Promise<void> {
+    const evidence = verificationEvidence(verification);
+    await this.#verifyChain(this.#store.independent());
+    await this.#append('verify_recovered', 'verified_recovered', evidence);
+  }
+
+  /**
+   * Resolves `outcome_unknown` from external evidence; it never guesses provider state (DESIGN §8). Proof the effect
+   * happened → verified `succeeded`. Proof it did not → `recovery_required` → `recovering` → `verified_recovered`.
+   * Either way the idempotency key stays spent: a new attempt needs a new key.
+   * @throws {InvalidRecoveryMoveError} the operation is not `outcome_unknown`.
+   * @throws {VerificationRequiredError | ChainBrokenError | StaleFenceError} as for {@link complete}.
+   */
+  async resolveUnknown(resolution: UnknownResolution): Promise<void> {
+    if (this.#s.state !== 'outcome_unknown') throw new InvalidRecoveryMoveError(this.#s.operationId, this.#s.state, 'resolve_unknown');
+    const evidence = verificationEvidence(resolution.verification);
+    await this.#verifyChain(this.#store.independent());
+    if (resolution.occurred) {
+      await this.#append('resolve_occurred', 'resolved_occurred', evidence);
+      return;
+    }
+    await this.#append('require_recovery', 'resolved_not_occurred', evidence);
+    await this.#append('start_recovery', 'recovering', { reason: 'effect_did_not_occur' });
+    await this.#append('verify_recovered', 'verified_recovered', evidence);
+  }
+
+  /**
+   * Atomic terminal method for database-only operations: stages the `succeeded` checkpoint and the lease release in
+   * the caller's transaction, so they commit with the domain rows or roll back with them (then the `running` record
+   * stays, for stale-fence handling). Never commit domain state first and close the record afterwards.
+   */
+  async completeIn(trx: Transaction<Database>, verification: Verification): Promise<void> {
+    const evidence = verificationEvidence(verification);
+    const ctx = { db: trx, timeAt: this.#store.timeAt };
+    await this.#verifyChain(ctx);
+    await this.#append('complete', 'completed', evidence, trx);
+  }
+
+  /** Atomic terminal rejection in the caller's transaction (see {@link completeIn}). */
+  async rejectIn(trx: Transaction<Database>, evidence: Evidence): Promise<void> {
+    await this.#append('reject', 'rejected', parseEvidence(evidence, 'evidence'), trx);
+  }
+
+  async #verifyChain(ctx: DbContext): Promise<void> {
+    const verdict = await loadVerifiedChain(ctx, this.#s.operationId);
+    if (!verdict.ok) throw new ChainBrokenError(this.#s.operationId, verdict.seq, verdict.reason);
+  }
+
+  /** Appends one fenced checkpoint: the guarded head move and the row insert in one transaction. */
+  async #append(move: RecoveryMove, kind: string, evidence: Evidence, trx?: Transaction<Database>): Promise<void> {
+    const s = this.#s;
+    const rule = RECOVERY_MOVES[move] as (typeof RECOVERY_MOVES)[string];
+    if (!rule.from.includes(s.state)) throw new InvalidRecoveryMoveError(s.operationId, s.state, move);
+    const evidenceJson = canonicalJson(evidence);
+    const content = { operationId: s.operationId, seq: s.count, kind, state: rule.to, fence: s.fence, previousFence: null, evidenceJson, prevHash: s.headHash };
+    const hash = checkpointHash(content);
+    const write = async (ctx: DbContext) => {
+      const changed = await advanceChain(ctx, {
+        operationId: s.operationId,
+        fence: s.fence,
+        leaseOwner: s.leaseOwner,
+        fromStates: rule.from,
+        expectedCount: s.count,
+        state: rule.to,
+        headHash: hash,
+        lease: TERMINAL_RECOVERY_STATES.includes(rule.to) ? 'release' : { extendMs: s.leaseMs },
+      });
+      if (changed !== 1) throw new StaleFenceError(s.operationId, s.fence);
+      await insertCheckpoint(ctx, {
+        operation_id: s.operationId,
+        seq: s.count,
+        kind,
+        state: rule.to,
+        fence: s.fence,
+        previous_fence: null,
+        evidence: evidenceJson,
+        prev_hash: s.headHash,
+        hash,
+      });
+    };
+    if (trx) await write({ db: trx, timeAt: this.#store.timeAt });
+    else {
+      const independent = this.#store.independent();
+      try {
+        await inTransaction(independent, (tx) => write(tx), { retries: 0 });
+      } catch (error) {
+        if (isSqliteBusy(error)) {
+          throw new IndependentWriteBlockedError('SQLite is write-locked by another connection (the caller\'s open write transaction?); the checkpoint was not written.', { cause: error });
+        }
+        throw error;
+      }
+    }
+    s.count += 1;
+    s.headHash = hash;
+    s.state = rule.to;
+  }
+}
