@@ -20,6 +20,7 @@ export {
   OperationNotFoundError,
   RetryLimitReachedError,
   ScopeViolationError,
+  SecretInEvidenceError,
   UnauthorizedError,
   UnknownTaskTypeError,
   ValidationError,
@@ -67,6 +68,31 @@ export {
   type OwnerSettings,
 } from './owners/owner-settings.js';
 export { PrivacyModeSchema, type PrivacyMode } from './owners/privacy-mode.js';
+
+// Durable recovery operations (DESIGN §8)
+export { beginDurableRecoveryOperation, BeginRecoverySchema, type BeginRecoveryInput } from './recovery/begin-recovery-operation.js';
+export { RecoveryHandle, type UnknownResolution, type Verification } from './recovery/recovery-handle.js';
+export { takeOverRecoveryOperation } from './recovery/take-over-recovery-operation.js';
+export { verifyAllChains, loadVerifiedChain, type ChainReport } from './recovery/chain-verification.js';
+export { EvidenceSchema, parseEvidence, type Evidence } from './recovery/evidence.js';
+export {
+  EFFECT_CLASSES,
+  RECOVERY_STATES,
+  TAKEOVER_STATE,
+  TERMINAL_RECOVERY_STATES,
+  UNRESOLVED_RECOVERY_STATES,
+  type EffectClass,
+  type RecoveryState,
+} from './recovery/recovery-model.js';
+export {
+  ChainBrokenError,
+  IndependentWriteBlockedError,
+  InvalidRecoveryMoveError,
+  NothingToTakeOverError,
+  RecoveryKeyUsedError,
+  StaleFenceError,
+  VerificationRequiredError,
+} from './recovery/recovery-errors.js';
 
 // Tasks
 export { defineTask, PermanentTaskError, RetryableTaskError, type RetryPolicy, type TaskContext, type TaskDefinition } from './tasks/task-definition.js';
