@@ -32,6 +32,15 @@ export const ConfigSchema = z
     DEV_JWT_SECRET: z.string().min(32, 'DEV_JWT_SECRET must be at least 32 characters').default('durable-ops-local-dev-secret-do-not-use-in-aws'),
     SQS_QUEUE_URL: z.string().url().optional(),
     SQS_ENDPOINT: z.string().url().optional(),
+    /** The worker queue's dead-letter queue, read by `npm run redrive-dlq` only. */
+    SQS_DLQ_URL: z.string().url().optional(),
+    /** S3 bucket for task result objects (`demo.wait` `writeResult`); unset: tasks publish no result objects. */
+    RESULTS_BUCKET: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'RESULTS_BUCKET must be an S3 bucket name (3-63 of a-z, 0-9, ".", "-")')
+      .optional(),
+    /** Explicit S3 endpoint (a local emulator such as fauxqs); unset in AWS. */
+    S3_ENDPOINT: z.string().url().optional(),
     AWS_REGION: z.string().min(1).default('us-east-1'),
     DEMO_TASKS: flag,
     /** Default per-owner limit on active operations of each task type (DESIGN §4). */

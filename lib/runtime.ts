@@ -6,6 +6,9 @@ import { consoleLogger, type Logger } from './logger.js';
 import { openStore, type Store } from './db/store.js';
 import { policyFromConfig, type OperationPolicy } from './operations/operation-policy.js';
 import { createSqsClient, SqsWakeupSender, type WakeupSender } from './queue/wakeup-sender.js';
+import type { ResultObjects } from './results/result-objects.js';
+import { createS3Client } from './results/s3-client.js';
+import { createRecoveryModules, type RecoveryModuleRegistry } from './recovery/recovery-modules.js';
 import { demoWaitTask } from './tasks/demo-wait.js';
 import { TaskRegistry } from './tasks/task-registry.js';
 
@@ -20,8 +23,12 @@ export interface Runtime {
   readonly policy: OperationPolicy;
   readonly capacity: CapacityPolicy;
   readonly wakeups: WakeupSender;
+  /** The modules that write durable recovery operations, with their reconciliation actions (DESIGN §8). */
+  readonly recoveryModules: RecoveryModuleRegistry;
   readonly logger: Logger;
-  /** Closes the database pool. */
+  /** Where tasks publish result objects; present only when `RESULTS_BUCKET` is set. */
+  readonly results?: ResultObjects;
+  /** Closes the database pool (and the S3 client, if any). */
   close(): Promise<void>;
 }
 
@@ -40,7 +47,8 @@ export function createRegistry(config: Config): TaskRegistry {
 }
 
 /**
- * Builds a {@link Runtime}. The SQS client targets `SQS_ENDPOINT` when set (local emulator), else the AWS region.
+ * Builds a {@link Runtime}. The SQS client targets `SQS_ENDPOINT` when set (local emulator), else the AWS region; with
+ * `RESULTS_BUCKET` set, an S3 client (targeting `S3_ENDPOINT` when set) backs {@link Runtime.results}.
  * @throws {ConfigError} when no wake-up sender is supplied and `SQS_QUEUE_URL` is unset, `DATABASE_URL` is invalid, or
  * the capacity file is unreadable or invalid.
  */
@@ -53,6 +61,9 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     const client = createSqsClient({ region: config.AWS_REGION, ...(config.SQS_ENDPOINT ? { endpoint: config.SQS_ENDPOINT } : {}) });
     wakeups = new SqsWakeupSender({ client, queueUrl: config.SQS_QUEUE_URL });
   }
+  const results: ResultObjects | undefined = config.RESULTS_BUCKET
+    ? { s3: createS3Client({ region: config.AWS_REGION, ...(config.S3_ENDPOINT ? { endpoint: config.S3_ENDPOINT } : {}) }), bucket: config.RESULTS_BUCKET, store }
+    : undefined;
   return {
     config,
     store,
@@ -60,8 +71,13 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     policy: policyFromConfig(config),
     capacity,
     wakeups,
+    recoveryModules: createRecoveryModules(),
     logger: overrides.logger ?? consoleLogger,
-    close: () => store.destroy(),
+    results,
+    close: async () => {
+      results?.s3.destroy();
+      await store.destroy();
+    },
   };
 }
 

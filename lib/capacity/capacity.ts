@@ -26,13 +26,38 @@ export function routePoolKey(route: string): string {
   return `${ROUTE_POOL_PREFIX}${route}`;
 }
 
+/** Pool creations in flight in this process, so concurrent first admissions create a pool once, not once each. */
+const creating = new WeakMap<Store, Map<string, Promise<void>>>();
+
 /**
  * Makes sure the pool has slot rows `0 … limit − 1`, creating missing ones (idempotent, safe concurrently). One
  * primary-key lookup when the pool exists (its last slot is there); runs outside the reserving transaction so slot
- * creation never holds its locks.
+ * creation never holds its locks. Concurrent creations in one process share one insert; a deadlock between
+ * processes creating the same pool is retried.
  */
 export async function ensurePool(store: Store, poolKey: string, limit: number): Promise<void> {
-  if (!(await slotExists(store, poolKey, limit - 1))) await insertMissingSlots(store, poolKey, 0, limit);
+  if (await slotExists(store, poolKey, limit - 1)) return;
+  let inFlight = creating.get(store);
+  if (!inFlight) creating.set(store, (inFlight = new Map()));
+  const key = `${poolKey}#${limit}`;
+  let pending = inFlight.get(key);
+  if (!pending) {
+    const pools = inFlight;
+    pending = createPool(store, poolKey, limit).finally(() => pools.delete(key));
+    inFlight.set(key, pending);
+  }
+  await pending;
+}
+
+async function createPool(store: Store, poolKey: string, limit: number): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await insertMissingSlots(store, poolKey, 0, limit);
+      return;
+    } catch (error) {
+      if (attempt >= 3 || !store.caps.isTransient(error)) throw error;
+    }
+  }
 }
 
 /**

@@ -2,8 +2,8 @@ import middy, { type MiddlewareObj, type MiddyfiedHandler } from '@middy/core';
 import httpRouterHandler from '@middy/http-router';
 import { consoleLogger, type Logger } from '../logger.js';
 import { OwnerScope } from '../operations/scopes.js';
-import { API_ROUTES, type ApiDeps, type ApiEvent, type ApiResult } from './api-routes.js';
-import { ownerFromEvent } from './auth.js';
+import { API_ROUTES, type ApiDeps, type ApiEvent, type ApiResult, type ApiRoute } from './api-routes.js';
+import { ownerFromEvent, requireScope } from './auth.js';
 import { MethodNotAllowedError, RouteNotFoundError } from './http-errors.js';
 import { problemDetailsMiddleware } from './problem-details.js';
 
@@ -14,13 +14,13 @@ export type ApiHandler = MiddyfiedHandler<ApiEvent, ApiResult>;
 
 /** The route templates as the router matches them: `{name}` is one non-empty segment; one trailing `/` is allowed. */
 const ROUTE_PATTERNS = API_ROUTES.map((route) => ({
-  method: route.method,
+  route,
   pattern: new RegExp(`^${route.path.replace(/\{[^/]+\}/g, '[^/]+')}/?$`),
 }));
 
 /** 405 when the path names a route under another method (with the methods it does allow), else 404. */
 function routeMiss(path: string): never {
-  const allowed = [...new Set(ROUTE_PATTERNS.filter((route) => route.pattern.test(path)).map((route) => route.method))];
+  const allowed = [...new Set(ROUTE_PATTERNS.filter((entry) => entry.pattern.test(path)).map((entry) => entry.route.method))];
   throw allowed.length > 0 ? new MethodNotAllowedError(allowed) : new RouteNotFoundError();
 }
 
@@ -35,10 +35,32 @@ const requireVerifiedSubject: MiddlewareObj<ApiEvent, ApiResult> = {
 };
 
 /**
- * Builds the owner API Lambda (DESIGN §7) for API Gateway HTTP API payload 2.0 events: middy with
- * `@middy/http-router` over {@link API_ROUTES}, a check that the JWT authorizer's `sub` claim is present, and the
- * problem-details middleware that turns every error into RFC 9457 `application/problem+json` — including 401
- * (no claims), 404 (no such path) and 405 (path exists, method does not; with `Allow`).
+ * Hides operator routes, before routing, from callers without their scope: a path that names an operator route — under
+ * any method — answers 404 as if it did not exist, so neither a GET nor a 405's `Allow` tells a non-operator it is
+ * there. Callers with the scope go on to the router (and get a 405 for a wrong method, like any route).
+ */
+const hideOperatorRoutes: MiddlewareObj<ApiEvent, ApiResult> = {
+  before: (request) => {
+    const path = request.event.requestContext?.http?.path ?? '';
+    for (const { route, pattern } of ROUTE_PATTERNS) {
+      if (route.access === 'operator' && pattern.test(path)) requireScope(request.event, route.scope);
+    }
+  },
+};
+
+/** Calls `route` for `event`: owner routes get the caller's owner scope; operator routes re-check their scope first. */
+function dispatch(route: ApiRoute, deps: ApiDeps, event: ApiEvent): Promise<ApiResult> {
+  if (route.access === 'owner') return route.handle(new OwnerScope(deps.store, ownerFromEvent(event)), deps, event);
+  requireScope(event, route.scope);
+  return route.handle(deps, event);
+}
+
+/**
+ * Builds the API Lambda (owner API, DESIGN §7, and the operator route of §8) for API Gateway HTTP API payload 2.0
+ * events: middy with `@middy/http-router` over {@link API_ROUTES}, a check that the JWT authorizer's `sub` claim is
+ * present, the operator-route gate (404 without the route's scope), and the problem-details middleware that turns
+ * every error into RFC 9457 `application/problem+json` — including 401 (no claims), 404 (no such path, or an operator
+ * path without the scope) and 405 (path exists, method does not; with `Allow`).
  *
  * The router matches `requestContext.http.path`; deploy on the `$default` stage (no stage prefix in the path).
  * @param deps the dependencies, or a function resolving them on first use (a Lambda cold start builds them on the
@@ -54,11 +76,12 @@ export function createApiHandler(deps: ApiDeps | (() => Promise<ApiDeps>)): ApiH
     handler: async (event: ApiEvent): Promise<ApiResult> => {
       const runtime = await resolve();
       logger = runtime.logger;
-      return route.handle(new OwnerScope(runtime.store, ownerFromEvent(event)), runtime, event);
+      return dispatch(route, runtime, event);
     },
   }));
   return middy<ApiEvent, ApiResult>()
     .use(problemDetailsMiddleware({ logger: () => logger }))
     .use(requireVerifiedSubject)
+    .use(hideOperatorRoutes)
     .handler(httpRouterHandler<ApiEvent, ApiResult>({ routes, notFoundResponse: ({ path }) => routeMiss(path) }));
 }

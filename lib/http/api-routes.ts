@@ -10,10 +10,13 @@ import { getOperation, listNotifications, listOperations } from '../operations/o
 import type { OwnerScope } from '../operations/scopes.js';
 import { getOwnSettings, OwnerSettingsDtoSchema, updateOwnSettings } from '../owners/owner-settings.js';
 import type { WakeupSender } from '../queue/wakeup-sender.js';
+import type { RecoveryModuleRegistry } from '../recovery/recovery-modules.js';
+import { listUnresolved } from '../recovery/unresolved.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
+import { OPS_READ_SCOPE } from './auth.js';
 import { parseJsonObjectBody } from './json-body.js';
 import { jsonResponse } from './json-response.js';
-import { NotificationPageDtoSchema, OperationPageDtoSchema } from './page-dto.js';
+import { NotificationPageDtoSchema, OperationPageDtoSchema, UnresolvedRecoveryPageDtoSchema } from './page-dto.js';
 
 /** An API Gateway HTTP API (payload 2.0) event that passed a JWT authorizer. */
 export type ApiEvent = APIGatewayProxyEventV2WithJWTAuthorizer;
@@ -22,8 +25,9 @@ export type ApiEvent = APIGatewayProxyEventV2WithJWTAuthorizer;
 export type ApiResult = APIGatewayProxyStructuredResultV2;
 
 /**
- * What the owner API needs: the database, the task types it admits, the operation policy, the capacity policy
- * (admission limits, DESIGN §4), the wake-up queue and a logger.
+ * What the API needs: the database, the task types it admits, the operation policy, the capacity policy
+ * (admission limits, DESIGN §4), the wake-up queue, the modules of the recovery ledger (their reconciliation actions,
+ * DESIGN §8) and a logger. A `Runtime` is one.
  */
 export interface ApiDeps {
   readonly store: Store;
@@ -31,16 +35,37 @@ export interface ApiDeps {
   readonly policy: OperationPolicy;
   readonly capacity: CapacityPolicy;
   readonly wakeups: WakeupSender;
+  readonly recoveryModules: RecoveryModuleRegistry;
   readonly logger: Logger;
 }
 
-/** One route of the owner API: a method, a path template (`{name}` is a path parameter) and its thin handler. */
-export interface ApiRoute {
+/** What every route has: a method and a path template (`{name}` is a path parameter). */
+interface RouteBase {
   readonly method: 'GET' | 'POST' | 'PATCH';
   readonly path: string;
+}
+
+/** A route of the owner API (DESIGN §7): it acts for the authenticated owner, the JWT `sub`. */
+export interface OwnerRoute extends RouteBase {
+  readonly access: 'owner';
   /** One `lib/` service call for the authenticated owner, then DTO mapping (STYLE §8). */
   handle(scope: OwnerScope, deps: ApiDeps, event: ApiEvent): Promise<ApiResult>;
 }
+
+/**
+ * A route of the operator surface (DESIGN §8): not owner-scoped, and invisible — a 404, for every method — to any
+ * caller whose verified scopes lack `scope` (checked by the API handler before routing and again before `handle`).
+ */
+export interface OperatorRoute extends RouteBase {
+  readonly access: 'operator';
+  /** The OAuth scope a caller needs, e.g. `ops:read`. */
+  readonly scope: string;
+  /** One `lib/` service call, then DTO mapping (STYLE §8). */
+  handle(deps: ApiDeps, event: ApiEvent): Promise<ApiResult>;
+}
+
+/** One route of the API. */
+export type ApiRoute = OwnerRoute | OperatorRoute;
 
 /**
  * The owner API, exactly as DESIGN §7 lists it. Every body passes its DTO schema on the way out; errors are thrown
@@ -58,9 +83,12 @@ export interface ApiRoute {
  * - `GET /api/me/settings` — 200 `{plan, aiEnabled, privacyMode}` (defaults for an owner who never changed them).
  * - `PATCH /api/me/settings` — body `{aiEnabled?, privacyMode?}`, at least one; 200 the new settings. The plan is an
  *   entitlement only an operator changes (`npm run owner`), so a body naming it is a 400 like any other unknown key.
+ * - `GET /api/ops/recovery?state=&limit=` — operators only (JWT scope `ops:read`; anyone else gets 404): 200
+ *   `{items}`, the unresolved durable recovery operations, oldest first, each with its module's reconciliation action.
  */
 export const API_ROUTES: readonly ApiRoute[] = [
   {
+    access: 'owner',
     method: 'POST',
     path: '/api/operations',
     async handle(scope, deps, event) {
@@ -72,6 +100,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     },
   },
   {
+    access: 'owner',
     method: 'GET',
     path: '/api/operations',
     async handle(scope, _deps, event) {
@@ -80,6 +109,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     },
   },
   {
+    access: 'owner',
     method: 'GET',
     path: '/api/operations/{id}',
     async handle(scope, _deps, event) {
@@ -87,6 +117,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     },
   },
   {
+    access: 'owner',
     method: 'POST',
     path: '/api/operations/{id}/cancel',
     async handle(scope, _deps, event) {
@@ -94,6 +125,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     },
   },
   {
+    access: 'owner',
     method: 'POST',
     path: '/api/operations/{id}/retry',
     async handle(scope, deps, event) {
@@ -101,6 +133,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     },
   },
   {
+    access: 'owner',
     method: 'GET',
     path: '/api/notifications',
     async handle(scope, _deps, event) {
@@ -109,6 +142,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     },
   },
   {
+    access: 'owner',
     method: 'GET',
     path: '/api/me/settings',
     async handle(scope) {
@@ -116,10 +150,21 @@ export const API_ROUTES: readonly ApiRoute[] = [
     },
   },
   {
+    access: 'owner',
     method: 'PATCH',
     path: '/api/me/settings',
     async handle(scope, _deps, event) {
       return jsonResponse(200, OwnerSettingsDtoSchema, await updateOwnSettings(scope, parseJsonObjectBody(event)));
+    },
+  },
+  {
+    access: 'operator',
+    scope: OPS_READ_SCOPE,
+    method: 'GET',
+    path: '/api/ops/recovery',
+    async handle(deps, event) {
+      const items = await listUnresolved(deps.store, deps.recoveryModules, event.queryStringParameters ?? {});
+      return jsonResponse(200, UnresolvedRecoveryPageDtoSchema, { items });
     },
   },
 ];

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { UnauthorizedError } from '../errors.js';
 import { FieldLimits } from '../operations/field-limits.js';
 import { parseOrThrow } from '../operations/zod-issues.js';
+import { RouteNotFoundError } from './http-errors.js';
 
 /**
  * Who the caller is (DESIGN §7): in AWS the API Gateway HTTP API JWT authorizer verifies the bearer token and puts
@@ -34,6 +35,32 @@ export function ownerFromEvent(event: APIGatewayProxyEventV2WithJWTAuthorizer): 
   const parsed = SubjectSchema.safeParse(event.requestContext?.authorizer?.jwt?.claims?.sub);
   if (!parsed.success) throw new UnauthorizedError('The request carries no verified subject.');
   return parsed.data;
+}
+
+/** The OAuth scope that lets a caller read the operator surface (`GET /api/ops/recovery`, DESIGN §8 "Ops surface"). */
+export const OPS_READ_SCOPE = 'ops:read';
+
+/**
+ * The OAuth scopes of an API Gateway HTTP API (payload 2.0) event, read like {@link ownerFromEvent}: the verified
+ * `requestContext.authorizer.jwt.claims.scope` claim, space-separated (RFC 8693 §4.2; Cognito access tokens), merged
+ * with `requestContext.authorizer.jwt.scopes`, the list the JWT authorizer derives from the token. A missing or
+ * non-string claim and a missing list contribute nothing.
+ */
+export function scopesFromEvent(event: APIGatewayProxyEventV2WithJWTAuthorizer): ReadonlySet<string> {
+  const jwt = event.requestContext?.authorizer?.jwt;
+  const claim = z.string().safeParse(jwt?.claims?.scope);
+  const listed = z.array(z.string()).safeParse(jwt?.scopes);
+  return new Set([...(claim.success ? claim.data.split(/\s+/) : []), ...(listed.success ? listed.data : [])].filter((scope) => scope !== ''));
+}
+
+/**
+ * Lets the request through only when its verified scopes hold `scope` exactly (no prefix or substring match). Anyone
+ * else is told the route does not exist: an operator route is invisible, never a 401/403 that would confirm it is
+ * there (issue 4).
+ * @throws {RouteNotFoundError} (HTTP 404) when `scope` is not among {@link scopesFromEvent}.
+ */
+export function requireScope(event: APIGatewayProxyEventV2WithJWTAuthorizer, scope: string): void {
+  if (!scopesFromEvent(event).has(scope)) throw new RouteNotFoundError();
 }
 
 /**

@@ -5,7 +5,10 @@ import { DurableOpsError } from '../errors.js';
  * (STYLE §6) so `problem-details.ts` maps them like every other typed error; domain services never throw them.
  */
 
-/** Thrown when no route of the owner API (DESIGN §7) matches the request path, for any method (HTTP 404). */
+/**
+ * Thrown when no route of the API (DESIGN §7) matches the request path, for any method — or when the path names an
+ * operator route and the caller lacks its scope, which must look exactly the same (HTTP 404).
+ */
 export class RouteNotFoundError extends DurableOpsError {
   readonly code = 'route_not_found' as const;
   constructor() {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { NotificationDtoSchema, OperationDtoSchema } from '../operations/operation-dto.js';
+import { UnresolvedRecoveryDtoSchema } from '../recovery/unresolved.js';
 
 /** Body of `GET /api/operations` (DESIGN §7): at most 100 operation DTOs, newest first, and the opaque next cursor. */
 export const OperationPageDtoSchema = z.strictObject({
@@ -18,3 +19,14 @@ export const NotificationPageDtoSchema = z.strictObject({
 
 /** See {@link NotificationPageDtoSchema}. */
 export type NotificationPageDto = z.infer<typeof NotificationPageDtoSchema>;
+
+/**
+ * Body of `GET /api/ops/recovery` (DESIGN §8 "Ops surface"): at most 100 unresolved recovery operations, oldest first.
+ * No cursor: the list is a work queue for operators, narrowed with `state`.
+ */
+export const UnresolvedRecoveryPageDtoSchema = z.strictObject({
+  items: z.array(UnresolvedRecoveryDtoSchema).max(100),
+});
+
+/** See {@link UnresolvedRecoveryPageDtoSchema}. */
+export type UnresolvedRecoveryPageDto = z.infer<typeof UnresolvedRecoveryPageDtoSchema>;

@@ -1,6 +1,8 @@
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { buildApp } from 'fauxqs';
 import { createSqsClient } from '../queue/wakeup-sender.js';
+import { createS3Client } from '../results/s3-client.js';
 
 /** Options of {@link startLocalQueue}. */
 export interface LocalQueueOptions {
@@ -19,11 +21,13 @@ export interface LocalQueueOptions {
   visibilityTimeoutSeconds?: number;
   /** Region the client signs with; fauxqs puts it into queue ARNs. @default 'us-east-1' */
   region?: string;
+  /** S3 buckets to create in the same emulator (fauxqs serves S3 on {@link LocalQueue.endpoint} too). @default none */
+  buckets?: readonly string[];
 }
 
-/** A running in-process SQS emulator with the worker queue and its DLQ. */
+/** A running in-process SQS (and S3) emulator with the worker queue, its DLQ and any requested buckets. */
 export interface LocalQueue {
-  /** Base URL of the emulator, e.g. `http://127.0.0.1:41234`; give it to any SQS client as `endpoint`. */
+  /** Base URL of the emulator, e.g. `http://127.0.0.1:41234`; give it to any SQS or S3 client as `endpoint`. */
   readonly endpoint: string;
   /** URL of the main queue exactly as fauxqs issued it (fauxqs looks queues up by that exact string). */
   readonly queueUrl: string;
@@ -39,8 +43,9 @@ export interface LocalQueue {
  * Starts fauxqs in this process, listening on **127.0.0.1 only** (its `startFauxqs` helper binds 0.0.0.0,
  * which would expose an unauthenticated queue to the network), then creates a DLQ and a main queue whose
  * `RedrivePolicy` sends a message to the DLQ once it has been received `maxReceiveCount` times without being
- * deleted — as SQS does. State is in memory only: the database, not the queue, holds the work (DESIGN §1).
- * @throws {Error} when the port is taken or a queue cannot be created; the emulator is stopped first.
+ * deleted — as SQS does — and the requested S3 buckets. State is in memory only: the database, not the queue,
+ * holds the work (DESIGN §1).
+ * @throws {Error} when the port is taken or a queue or bucket cannot be created; the emulator is stopped first.
  */
 export async function startLocalQueue(options: LocalQueueOptions = {}): Promise<LocalQueue> {
   const queueName = options.queueName ?? 'durable-ops-wakeup';
@@ -64,6 +69,7 @@ export async function startLocalQueue(options: LocalQueueOptions = {}): Promise<
       VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 30),
       RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: options.maxReceiveCount ?? 5 }),
     });
+    await createBuckets(endpoint, options.region ?? 'us-east-1', options.buckets ?? []);
     return { endpoint, queueUrl, dlqUrl, client, stop };
   } catch (error) {
     await stop();
@@ -82,4 +88,14 @@ async function queueArn(client: SQSClient, queueUrl: string): Promise<string> {
   const arn = Attributes?.QueueArn;
   if (!arn) throw new Error(`fauxqs returned no ARN for ${queueUrl}.`);
   return arn;
+}
+
+async function createBuckets(endpoint: string, region: string, buckets: readonly string[]): Promise<void> {
+  if (buckets.length === 0) return;
+  const s3 = createS3Client({ region, endpoint });
+  try {
+    for (const bucket of buckets) await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  } finally {
+    s3.destroy();
+  }
 }

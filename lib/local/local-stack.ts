@@ -13,6 +13,9 @@ import { startSqsPoller } from './sqs-poller.js';
 /** Worker Lambda timeout the local stack simulates, in ms (the Lambda maximum, as in serverless.yml). */
 const WORKER_TIMEOUT_MS = 900_000;
 
+/** The results bucket the in-process emulator gets when `RESULTS_BUCKET` is unset. */
+const LOCAL_RESULTS_BUCKET = 'durable-ops-results';
+
 /** A running local stack. */
 export interface LocalStack {
   /** Base URL of the HTTP API, e.g. `http://127.0.0.1:3000`. */
@@ -23,8 +26,9 @@ export interface LocalStack {
 }
 
 /**
- * Starts the whole stack in one process (DESIGN §9): migrations, an SQS queue + DLQ (in-process fauxqs unless
- * `SQS_QUEUE_URL` points at a real or emulated queue), the same API, worker and sweeper handlers as the Lambdas —
+ * Starts the whole stack in one process (DESIGN §9): migrations, an SQS queue + DLQ and a results bucket (in-process
+ * fauxqs, which then also serves `RESULTS_BUCKET`/`S3_ENDPOINT`, unless `SQS_QUEUE_URL` points at a real or emulated
+ * queue; then results follow the configuration), the same API, worker and sweeper handlers as the Lambdas —
  * the API behind a local HTTP server that verifies dev JWTs as the API Gateway JWT authorizer would, the worker fed
  * by an SQS poller honouring partial batch responses, the sweeper on a `SWEEP_INTERVAL_SECONDS` timer.
  * @throws {ConfigError} for invalid configuration; driver errors if the database cannot be reached or migrated.
@@ -33,12 +37,15 @@ export async function startLocalStack(config: Config, logger: Logger): Promise<L
   let queue: LocalQueue | undefined;
   let queueUrl = config.SQS_QUEUE_URL;
   let endpoint = config.SQS_ENDPOINT;
+  let results = { RESULTS_BUCKET: config.RESULTS_BUCKET, S3_ENDPOINT: config.S3_ENDPOINT };
   if (!queueUrl) {
-    queue = await startLocalQueue({ visibilityTimeoutSeconds: (6 * WORKER_TIMEOUT_MS) / 1000, region: config.AWS_REGION });
+    const bucket = config.RESULTS_BUCKET ?? LOCAL_RESULTS_BUCKET;
+    queue = await startLocalQueue({ visibilityTimeoutSeconds: (6 * WORKER_TIMEOUT_MS) / 1000, region: config.AWS_REGION, buckets: [bucket] });
     queueUrl = queue.queueUrl;
     endpoint = queue.endpoint;
+    results = { RESULTS_BUCKET: bucket, S3_ENDPOINT: queue.endpoint };
   }
-  const effective: Config = Object.freeze({ ...config, SQS_QUEUE_URL: queueUrl, SQS_ENDPOINT: endpoint });
+  const effective: Config = Object.freeze({ ...config, SQS_QUEUE_URL: queueUrl, SQS_ENDPOINT: endpoint, ...results });
   const runtime = createRuntime(effective, { logger });
   await migrateToLatest(runtime.store);
 

@@ -99,6 +99,8 @@ export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unk
         started_at: null,
         finished_at: null,
         available_at: now,
+        // A new cycle never widens privacy: the stricter of the admitted snapshot and the owner's current mode.
+        privacy_mode: row.privacy_mode === 'local_only' || settings.privacyMode === 'local_only' ? 'local_only' : 'external_allowed',
         deadline_at: tx.timeAt(policy.deadlineMs),
         wake_at: tx.timeAt(deps.policy.wakeupResendMs),
       }), row.retry_count);

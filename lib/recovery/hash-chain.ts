@@ -66,7 +66,13 @@ export function verifyChain(anchor: ChainAnchor, checkpoints: readonly StoredChe
     if (c.seq !== i) return { ok: false, seq: i, reason: 'sequence gap or reorder' };
     if (c.operationId !== anchor.operationId) return { ok: false, seq: i, reason: 'checkpoint of another operation' };
     if (c.prevHash !== prevHash) return { ok: false, seq: i, reason: 'previous hash does not match' };
-    if (checkpointHash(c) !== c.hash) return { ok: false, seq: i, reason: 'hash does not match content' };
+    let recomputed: string;
+    try {
+      recomputed = checkpointHash(c);
+    } catch {
+      return { ok: false, seq: i, reason: 'evidence is not JSON' };
+    }
+    if (recomputed !== c.hash) return { ok: false, seq: i, reason: 'hash does not match content' };
     if (i === 0 && c.evidenceJson !== anchor.genesisEvidenceJson) return { ok: false, seq: 0, reason: 'genesis does not match the operation' };
     prevHash = c.hash;
   }

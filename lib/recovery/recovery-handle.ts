@@ -15,7 +15,7 @@ import {
   VerificationRequiredError,
 } from './recovery-errors.js';
 import { RECOVERY_MOVES, TERMINAL_RECOVERY_STATES, type EffectClass, type RecoveryMove, type RecoveryState } from './recovery-model.js';
-import { advanceChain, insertCheckpoint } from './recovery.repository.js';
+import { advanceChain, insertCheckpoint, renewRecoveryLease } from './recovery.repository.js';
 
 /**
  * Concrete verification of an outcome (DESIGN §8): at least one named check, each with the evidence that it passed
@@ -47,7 +47,9 @@ export interface HandleState {
 function verificationEvidence(verification: Verification): Evidence {
   const checks = verification?.checks ?? [];
   if (checks.length === 0) throw new VerificationRequiredError('At least one verification check is required.');
-  const flat: Record<string, unknown> = { checks: checks.map((c) => c.name) };
+  const names = checks.map((c) => c.name);
+  if (new Set(names).size !== names.length) throw new VerificationRequiredError('Verification check names must be unique.');
+  const flat: Record<string, unknown> = { checks: names };
   for (const check of checks) {
     if (Object.keys(check.evidence ?? {}).length === 0) throw new VerificationRequiredError(`Verification check "${check.name}" has no evidence.`);
     for (const [key, value] of Object.entries(check.evidence)) flat[`${check.name}.${key}`] = value;
@@ -90,6 +92,23 @@ export class RecoveryHandle {
   }
   get effectClass(): EffectClass {
     return this.#s.effectClass;
+  }
+
+  /**
+   * Extends the lease `leaseMs` past the database clock without writing a checkpoint: a long effect keeps its lease
+   * this way. Fenced like every write.
+   * @throws {StaleFenceError} the lease already expired or the operation was taken over.
+   */
+  async renewLease(): Promise<void> {
+    const s = this.#s;
+    const changed = await renewRecoveryLease(this.#store.independent(), {
+      operationId: s.operationId,
+      fence: s.fence,
+      leaseOwner: s.leaseOwner,
+      expectedCount: s.count,
+      extendMs: s.leaseMs,
+    });
+    if (changed !== 1) throw new StaleFenceError(s.operationId, s.fence);
   }
 
   /**
@@ -150,7 +169,7 @@ export class RecoveryHandle {
       await this.#append('resolve_occurred', 'resolved_occurred', evidence);
       return;
     }
-    await this.#append('require_recovery', 'resolved_not_occurred', evidence);
+    await this.#append('resolve_not_occurred', 'resolved_not_occurred', evidence);
     await this.#append('start_recovery', 'recovering', { reason: 'effect_did_not_occur' });
     await this.#append('verify_recovered', 'verified_recovered', evidence);
   }
@@ -158,7 +177,9 @@ export class RecoveryHandle {
   /**
    * Atomic terminal method for database-only operations: stages the `succeeded` checkpoint and the lease release in
    * the caller's transaction, so they commit with the domain rows or roll back with them (then the `running` record
-   * stays, for stale-fence handling). Never commit domain state first and close the record afterwards.
+   * stays, for stale-fence handling). Never commit domain state first and close the record afterwards. The handle
+   * takes the terminal state as soon as the write is staged: after a rollback, discard it (a takeover handles the
+   * record once its lease expires).
    */
   async completeIn(trx: Transaction<Database>, verification: Verification): Promise<void> {
     const evidence = verificationEvidence(verification);

@@ -151,3 +151,31 @@ export async function listRecoveryIds(ctx: DbContext, afterId: string, limit: nu
   const rows = await ctx.db.selectFrom('recovery_operations').select('id').where('id', '>', afterId).orderBy('id').limit(limit).execute();
   return rows.map((r) => r.id);
 }
+
+/**
+ * Of `ids`, those whose lease is live on the database clock (unexpired and not released): someone holds them and a
+ * takeover would be refused. The operator list marks the others stale.
+ */
+export async function listLeasedIds(ctx: DbContext, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await ctx.db.selectFrom('recovery_operations').select('id').where('id', 'in', ids).where('lease_expires_at', '>', ctx.timeAt()).execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Extends a held lease by `extendMs` from the database clock; fenced like {@link advanceChain}. Returns rows changed. */
+export async function renewRecoveryLease(
+  ctx: DbContext,
+  lease: { operationId: string; fence: number; leaseOwner: string; expectedCount: number; extendMs: number },
+): Promise<number> {
+  const now = ctx.timeAt();
+  const result = await ctx.db
+    .updateTable('recovery_operations')
+    .set({ lease_expires_at: ctx.timeAt(lease.extendMs), updated_at: now })
+    .where('id', '=', lease.operationId)
+    .where('fence', '=', lease.fence)
+    .where('lease_owner', '=', lease.leaseOwner)
+    .where('checkpoint_count', '=', lease.expectedCount)
+    .where('lease_expires_at', '>', now)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

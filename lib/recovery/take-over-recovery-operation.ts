@@ -5,7 +5,7 @@ import { canonicalJson } from '../operations/request-hash.js';
 import { parseOrThrow } from '../operations/zod-issues.js';
 import { checkpointHash } from './hash-chain.js';
 import { RecoveryHandle } from './recovery-handle.js';
-import { NothingToTakeOverError } from './recovery-errors.js';
+import { IndependentWriteBlockedError, isSqliteBusy, NothingToTakeOverError } from './recovery-errors.js';
 import { TAKEOVER_STATE, TERMINAL_RECOVERY_STATES, type EffectClass, type RecoveryState } from './recovery-model.js';
 import { findRecoveryOperation, insertCheckpoint, takeOverOperation } from './recovery.repository.js';
 
@@ -48,34 +48,41 @@ export async function takeOverRecoveryOperation(store: Store, input: { operation
     prevHash: row.chain_head_hash,
   });
   const terminal = TERMINAL_RECOVERY_STATES.includes(newState);
-  await inTransaction(
-    independent,
-    async (tx) => {
-      const changed = await takeOverOperation(tx, {
-        operationId,
-        oldFence: row.fence,
-        oldState,
-        expectedCount: row.checkpoint_count,
-        newOwner: leaseOwner,
-        newState,
-        headHash: hash,
-        lease: terminal ? 'release' : { extendMs: leaseMs },
-      });
-      if (changed !== 1) throw new NothingToTakeOverError(operationId);
-      await insertCheckpoint(tx, {
-        operation_id: operationId,
-        seq: row.checkpoint_count,
-        kind: 'takeover',
-        state: newState,
-        fence: newFence,
-        previous_fence: row.fence,
-        evidence: evidenceJson,
-        prev_hash: row.chain_head_hash,
-        hash,
-      });
-    },
-    { retries: 0 },
-  );
+  try {
+    await inTransaction(
+      independent,
+      async (tx) => {
+        const changed = await takeOverOperation(tx, {
+          operationId,
+          oldFence: row.fence,
+          oldState,
+          expectedCount: row.checkpoint_count,
+          newOwner: leaseOwner,
+          newState,
+          headHash: hash,
+          lease: terminal ? 'release' : { extendMs: leaseMs },
+        });
+        if (changed !== 1) throw new NothingToTakeOverError(operationId);
+        await insertCheckpoint(tx, {
+          operation_id: operationId,
+          seq: row.checkpoint_count,
+          kind: 'takeover',
+          state: newState,
+          fence: newFence,
+          previous_fence: row.fence,
+          evidence: evidenceJson,
+          prev_hash: row.chain_head_hash,
+          hash,
+        });
+      },
+      { retries: 0 },
+    );
+  } catch (error) {
+    if (isSqliteBusy(error)) {
+      throw new IndependentWriteBlockedError('SQLite is write-locked by another connection; the takeover was not recorded.', { cause: error });
+    }
+    throw error;
+  }
   return new RecoveryHandle(store, {
     operationId,
     module: row.module,

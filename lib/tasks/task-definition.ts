@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ResultObjects } from '../results/result-objects.js';
 
 /** What a task handler receives for one attempt. */
 export interface TaskContext<P> {
@@ -19,6 +20,11 @@ export interface TaskContext<P> {
    * @throws {import('../errors.js').LeaseLostError} when the lease is gone; the handler should let it propagate.
    */
   reportProgress(percent: number, stage?: string): Promise<void>;
+  /**
+   * Where a task may publish a result object through the recovery ledger (`publishTaskResult`); present only when
+   * `RESULTS_BUCKET` is configured, so a task must treat it as optional.
+   */
+  readonly results?: ResultObjects;
 }
 
 /** Retry policy of a task type. Delays in **milliseconds**. */

@@ -8,6 +8,7 @@ import { taskPolicy, type OperationPolicy } from '../operations/operation-policy
 import type { OwnerScope } from '../operations/scopes.js';
 import { isEntitled, loadOwnerSettings } from '../owners/owner-settings.js';
 import type { WakeupSender } from '../queue/wakeup-sender.js';
+import type { ResultObjects } from '../results/result-objects.js';
 import { PermanentTaskError, type TaskContext } from '../tasks/task-definition.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
 import { parseOrThrow } from '../operations/zod-issues.js';
@@ -20,6 +21,8 @@ export interface RunDeps {
   readonly logger: Logger;
   /** Jitter source in [0, 1). @default Math.random */
   readonly random?: () => number;
+  /** Result-object publishing handed to tasks as `TaskContext.results`. @default none (not configured) */
+  readonly results?: ResultObjects;
 }
 
 /** How one run ended. `lease_lost` means another party owns the operation now and nothing was written. */
@@ -113,6 +116,7 @@ export async function runClaimedOperation(
       attempt: claim.attempt,
       maxAttempts: claim.maxAttempts,
       signal: controller.signal,
+      results: deps.results,
       reportProgress: (percent, stage) => {
         if (controller.signal.aborted) return Promise.reject(controller.signal.reason as Error);
         return beat({ percent, stage });

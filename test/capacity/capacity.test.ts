@@ -159,5 +159,8 @@ describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
     const after = await admit(alice);
     expect((await getOperation(alice, before.operation.id)).privacy_mode).toBe('external_allowed');
     expect((await getOperation(alice, after.operation.id)).privacy_mode).toBe('local_only');
+    // an owner retry never widens privacy: the stricter of the snapshot and the current mode
+    await cancelOperation(alice, before.operation.id);
+    expect((await retryOperation(alice, deps, before.operation.id)).privacy_mode).toBe('local_only');
   });
 });

@@ -7,6 +7,7 @@ import { createApiHandler, type ApiDeps } from '../../lib/http/api-handler.js';
 import { problemDetailsMiddleware, ProblemSchema } from '../../lib/http/problem-details.js';
 import type { Logger } from '../../lib/logger.js';
 import { policyFromConfig } from '../../lib/operations/operation-policy.js';
+import { createRecoveryModules } from '../../lib/recovery/recovery-modules.js';
 import { demoWaitTask } from '../../lib/tasks/demo-wait.js';
 import { TaskRegistry } from '../../lib/tasks/task-registry.js';
 import { apiEvent, lambdaContext, parseResponse, type ApiEventInput } from '../support/api-events.js';
@@ -81,6 +82,7 @@ describe('API errors as RFC 9457 problem details', () => {
       policy: policyFromConfig(loadConfig({})),
       capacity: loadCapacityPolicy(loadConfig({})),
       wakeups: new RecordingWakeups(),
+      recoveryModules: createRecoveryModules(),
       logger,
     });
     const response = parseResponse(await handler(apiEvent({ method: 'GET', path: '/api/operations', owner: 'alice' }), lambdaContext()));

@@ -8,6 +8,7 @@ import { policyFromConfig } from '../../lib/operations/operation-policy.js';
 import { WorkerScope, type OwnerScope } from '../../lib/operations/scopes.js';
 import type { WakeupMessage } from '../../lib/queue/wakeup-message.js';
 import type { WakeupSender } from '../../lib/queue/wakeup-sender.js';
+import { createRecoveryModules, type RecoveryModuleRegistry } from '../../lib/recovery/recovery-modules.js';
 import { demoWaitTask } from '../../lib/tasks/demo-wait.js';
 import { defineTask } from '../../lib/tasks/task-definition.js';
 import { TaskRegistry } from '../../lib/tasks/task-registry.js';
@@ -52,6 +53,8 @@ export interface ApiTestApp {
 export interface ApiTestAppOptions {
   /** Admission limits. @default the environment defaults (`CAPACITY_PER_OWNER` 10, `CAPACITY_GLOBAL` 1000) */
   readonly capacity?: CapacityPolicy;
+  /** The recovery ledger's modules and their reconciliation actions. @default `createRecoveryModules()` */
+  readonly recoveryModules?: RecoveryModuleRegistry;
 }
 
 /** Builds an {@link ApiTestApp} on a fresh database of `dialect`. */
@@ -60,7 +63,15 @@ export async function createApiTestApp(dialect: TestDialect, options: ApiTestApp
   const wakeups = new RecordingWakeups();
   const registry = new TaskRegistry().register(demoWaitTask).register(claimableTask);
   const config = loadConfig({});
-  const deps: ApiDeps = { store: db.store, registry, policy: policyFromConfig(config), capacity: options.capacity ?? loadCapacityPolicy(config), wakeups, logger: silentLogger };
+  const deps: ApiDeps = {
+    store: db.store,
+    registry,
+    policy: policyFromConfig(config),
+    capacity: options.capacity ?? loadCapacityPolicy(config),
+    wakeups,
+    recoveryModules: options.recoveryModules ?? createRecoveryModules(),
+    logger: silentLogger,
+  };
   const handler = createApiHandler(deps);
   const call = async (input: ApiEventInput) => parseResponse(await handler(apiEvent(input), lambdaContext()));
   return {

@@ -6,11 +6,13 @@ import { verifyAllChains } from '../../lib/recovery/chain-verification.js';
 import {
   ChainBrokenError,
   IndependentWriteBlockedError,
+  InvalidRecoveryMoveError,
   NothingToTakeOverError,
   RecoveryKeyUsedError,
   StaleFenceError,
   VerificationRequiredError,
 } from '../../lib/recovery/recovery-errors.js';
+import type { Verification } from '../../lib/recovery/recovery-handle.js';
 import { EFFECT_CLASSES, type EffectClass } from '../../lib/recovery/recovery-model.js';
 import { takeOverRecoveryOperation } from '../../lib/recovery/take-over-recovery-operation.js';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
@@ -95,6 +97,7 @@ describe.each(DIALECTS)('durable recovery ledger on %s', (dialect) => {
     };
     const cp = (id: string, s: number) => t.store.db.updateTable('recovery_checkpoints').where('operation_id', '=', id).where('seq', '=', s);
     await tamper((id) => cp(id, 1).set({ evidence: '{"etag":"sha256:forged"}' }).execute());
+    await tamper((id) => cp(id, 1).set({ evidence: 'not json at all' }).execute());
     await tamper((id) => cp(id, 2).set({ hash: 'f'.repeat(64) }).execute());
     await tamper(async (id) => {
       await cp(id, 1).set({ seq: 99 }).execute();
@@ -125,6 +128,27 @@ describe.each(DIALECTS)('durable recovery ledger on %s', (dialect) => {
     await expect(handle.checkpoint('late', { n: 1 })).rejects.toBeInstanceOf(StaleFenceError);
     expect((await row(handle.operationId)).checkpoint_count).toBe(2);
     expect((await verifyAllChains(t.store)).broken).toEqual([]);
+  });
+
+  it.skipIf(skip)('a lease can be renewed without a checkpoint, only by its holder and only while it is live', async () => {
+    const handle = await beginDurableRecoveryOperation(t.store, input('forward_only'));
+    t.clock.advance(LEASE_MS - 1_000);
+    await handle.renewLease();
+    t.clock.advance(5_000);
+    await handle.checkpoint('still_mine', { n: 1 });
+    expect((await row(handle.operationId)).checkpoint_count).toBe(2);
+    t.clock.advance(LEASE_MS + 1);
+    await expect(handle.renewLease()).rejects.toBeInstanceOf(StaleFenceError);
+  });
+
+  it.skipIf(skip)('an outcome_unknown operation leaves only through resolveUnknown, and check names must be unique', async () => {
+    const handle = await beginDurableRecoveryOperation(t.store, input('irreversible'));
+    t.clock.advance(LEASE_MS + 1);
+    const taken = await takeOverRecoveryOperation(t.store, { operationId: handle.operationId, leaseOwner: 'reconciler', leaseMs: LEASE_MS });
+    await expect(taken.requireRecovery({ reason: 'guess' })).rejects.toBeInstanceOf(InvalidRecoveryMoveError);
+    const twice: Verification = { checks: [{ name: 'lookup', evidence: { a: 1 } }, { name: 'lookup', evidence: { b: 2 } }] };
+    await expect(taken.resolveUnknown({ occurred: true, verification: twice })).rejects.toBeInstanceOf(VerificationRequiredError);
+    expect((await row(handle.operationId)).state).toBe('outcome_unknown');
   });
 
   it.skipIf(skip)('resolveUnknown: proof it happened → succeeded; proof it did not → verified_recovered; the key is spent either way', async () => {
