@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Store } from '../db/store.js';
-import { inTransaction } from '../db/transaction.js';
 import { canonicalJson, sha256Hex } from '../operations/request-hash.js';
 import { parseOrThrow } from '../operations/zod-issues.js';
 import { genesisEvidence } from './chain-verification.js';
 import { parseEvidence, type Evidence } from './evidence.js';
 import { checkpointHash, GENESIS_PREV_HASH } from './hash-chain.js';
 import { RecoveryHandle } from './recovery-handle.js';
-import { IndependentWriteBlockedError, isSqliteBusy, RecoveryKeyUsedError } from './recovery-errors.js';
+import { RecoveryKeyUsedError } from './recovery-errors.js';
+import { writeIndependently } from './independent-write.js';
 import { EFFECT_CLASSES, type EffectClass } from './recovery-model.js';
 import { findRecoveryByKey, insertCheckpoint, insertRecoveryOperation } from './recovery.repository.js';
 
@@ -61,26 +61,18 @@ export async function beginDurableRecoveryOperation(store: Store, input: BeginRe
   };
   const evidenceJson = canonicalJson(genesisEvidence(row));
   const hash = checkpointHash({ operationId: id, seq: 0, kind: 'begin', state: 'running', fence: 1, previousFence: null, evidenceJson, prevHash: GENESIS_PREV_HASH });
-  const independent = store.independent();
   try {
-    await inTransaction(
-      independent,
-      async (tx) => {
+    await writeIndependently(store, 'the intent', async (tx) => {
       await insertRecoveryOperation(
         tx,
         { id, ...row, idempotency_key: parsed.idempotencyKey, state: 'running', lease_owner: parsed.leaseOwner, fence: 1, chain_head_hash: hash, checkpoint_count: 1 },
         parsed.leaseMs,
       );
       await insertCheckpoint(tx, { operation_id: id, seq: 0, kind: 'begin', state: 'running', fence: 1, previous_fence: null, evidence: evidenceJson, prev_hash: GENESIS_PREV_HASH, hash });
-      },
-      { retries: 0 },
-    );
+    });
   } catch (error) {
-    if (isSqliteBusy(error)) {
-      throw new IndependentWriteBlockedError('SQLite is write-locked by another connection (the caller\'s open write transaction?); the intent was not recorded.', { cause: error });
-    }
-    if (!independent.caps.isDuplicateKey(error)) throw error;
-    const existing = await findRecoveryByKey(independent, parsed.module, parsed.idempotencyKey);
+    if (!store.caps.isDuplicateKey(error)) throw error;
+    const existing = await findRecoveryByKey(store.independent(), parsed.module, parsed.idempotencyKey);
     throw new RecoveryKeyUsedError(parsed.module, existing?.id ?? 'unknown');
   }
   return new RecoveryHandle(store, {

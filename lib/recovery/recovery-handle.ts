@@ -1,21 +1,21 @@
 import type { Transaction } from 'kysely';
 import type { Database, DbContext } from '../db/database.js';
 import type { Store } from '../db/store.js';
-import { inTransaction } from '../db/transaction.js';
+import { z } from 'zod';
 import { canonicalJson } from '../operations/request-hash.js';
+import { parseOrThrow } from '../operations/zod-issues.js';
 import { parseEvidence, type Evidence } from './evidence.js';
 import { checkpointHash } from './hash-chain.js';
 import { loadVerifiedChain } from './chain-verification.js';
 import {
   ChainBrokenError,
-  IndependentWriteBlockedError,
   InvalidRecoveryMoveError,
-  isSqliteBusy,
   StaleFenceError,
   VerificationRequiredError,
 } from './recovery-errors.js';
 import { RECOVERY_MOVES, TERMINAL_RECOVERY_STATES, type EffectClass, type RecoveryMove, type RecoveryState } from './recovery-model.js';
 import { advanceChain, insertCheckpoint, renewRecoveryLease } from './recovery.repository.js';
+import { writeIndependently } from './independent-write.js';
 
 /**
  * Concrete verification of an outcome (DESIGN §8): at least one named check, each with the evidence that it passed
@@ -42,6 +42,9 @@ export interface HandleState {
   count: number;
   headHash: string;
 }
+
+/** A progress checkpoint's kind: a name like `object_written`, never free text (it enters the chain unscanned). */
+const CheckpointKindSchema = z.string().regex(/^[a-z][a-z0-9_.-]{0,63}$/, 'must be lower-case [a-z0-9_.-], at most 64 characters');
 
 /** Flattens a verification into checkpoint evidence: `checks` names them, `<name>.<key>` holds each check's evidence. */
 function verificationEvidence(verification: Verification): Evidence {
@@ -117,7 +120,7 @@ export class RecoveryHandle {
    * @throws {SecretInEvidenceError | ValidationError} evidence that is not opaque; nothing written.
    */
   async checkpoint(kind: string, evidence: Evidence): Promise<void> {
-    await this.#append('progress', kind, parseEvidence(evidence, 'evidence'));
+    await this.#append('progress', parseOrThrow(CheckpointKindSchema, kind, 'kind'), parseEvidence(evidence, 'evidence'));
   }
 
   /**
@@ -231,17 +234,7 @@ export class RecoveryHandle {
       });
     };
     if (trx) await write({ db: trx, timeAt: this.#store.timeAt });
-    else {
-      const independent = this.#store.independent();
-      try {
-        await inTransaction(independent, (tx) => write(tx), { retries: 0 });
-      } catch (error) {
-        if (isSqliteBusy(error)) {
-          throw new IndependentWriteBlockedError('SQLite is write-locked by another connection (the caller\'s open write transaction?); the checkpoint was not written.', { cause: error });
-        }
-        throw error;
-      }
-    }
+    else await writeIndependently(this.#store, 'the checkpoint', write);
     s.count += 1;
     s.headHash = hash;
     s.state = rule.to;

@@ -1,16 +1,18 @@
 import { z } from 'zod';
 import type { Store } from '../db/store.js';
-import { inTransaction } from '../db/transaction.js';
 import { canonicalJson } from '../operations/request-hash.js';
 import { parseOrThrow } from '../operations/zod-issues.js';
 import { checkpointHash } from './hash-chain.js';
 import { RecoveryHandle } from './recovery-handle.js';
-import { IndependentWriteBlockedError, isSqliteBusy, NothingToTakeOverError } from './recovery-errors.js';
+import { NothingToTakeOverError } from './recovery-errors.js';
+import { writeIndependently } from './independent-write.js';
 import { TAKEOVER_STATE, TERMINAL_RECOVERY_STATES, type EffectClass, type RecoveryState } from './recovery-model.js';
 import { findRecoveryOperation, insertCheckpoint, takeOverOperation } from './recovery.repository.js';
 
 const TakeOverSchema = z.strictObject({
   operationId: z.string().uuid(),
+  /** When given, only an operation of this module is taken: a module's reconciler never takes another's work. */
+  module: z.string().min(1).max(64).optional(),
   leaseOwner: z.string().min(1).max(128),
   /** Lease length in **milliseconds**. */
   leaseMs: z.number().int().min(1_000).max(3_600_000),
@@ -25,13 +27,18 @@ const TakeOverSchema = z.strictObject({
  *
  * Of two runtimes racing for one operation exactly one wins; the loser gets {@link NothingToTakeOverError} and wrote
  * nothing (the update is guarded by the old fence and chain position).
- * @throws {NothingToTakeOverError} unknown, terminal, still leased, or taken by a racer.
+ * @throws {NothingToTakeOverError} unknown, terminal, another module's (when `module` is given), still leased, or taken
+ * by a racer.
  */
-export async function takeOverRecoveryOperation(store: Store, input: { operationId: string; leaseOwner: string; leaseMs: number }): Promise<RecoveryHandle> {
-  const { operationId, leaseOwner, leaseMs } = parseOrThrow(TakeOverSchema, input, 'input');
+export async function takeOverRecoveryOperation(
+  store: Store,
+  input: { operationId: string; leaseOwner: string; leaseMs: number; module?: string },
+): Promise<RecoveryHandle> {
+  const { operationId, leaseOwner, leaseMs, module } = parseOrThrow(TakeOverSchema, input, 'input');
   const independent = store.independent();
   const row = await findRecoveryOperation(independent, operationId);
   if (!row || TERMINAL_RECOVERY_STATES.includes(row.state as RecoveryState)) throw new NothingToTakeOverError(operationId);
+  if (module !== undefined && row.module !== module) throw new NothingToTakeOverError(operationId);
   const effectClass = row.effect_class as EffectClass;
   const oldState = row.state as RecoveryState;
   const newState: RecoveryState = oldState === 'running' ? TAKEOVER_STATE[effectClass] : oldState;
@@ -48,41 +55,30 @@ export async function takeOverRecoveryOperation(store: Store, input: { operation
     prevHash: row.chain_head_hash,
   });
   const terminal = TERMINAL_RECOVERY_STATES.includes(newState);
-  try {
-    await inTransaction(
-      independent,
-      async (tx) => {
-        const changed = await takeOverOperation(tx, {
-          operationId,
-          oldFence: row.fence,
-          oldState,
-          expectedCount: row.checkpoint_count,
-          newOwner: leaseOwner,
-          newState,
-          headHash: hash,
-          lease: terminal ? 'release' : { extendMs: leaseMs },
-        });
-        if (changed !== 1) throw new NothingToTakeOverError(operationId);
-        await insertCheckpoint(tx, {
-          operation_id: operationId,
-          seq: row.checkpoint_count,
-          kind: 'takeover',
-          state: newState,
-          fence: newFence,
-          previous_fence: row.fence,
-          evidence: evidenceJson,
-          prev_hash: row.chain_head_hash,
-          hash,
-        });
-      },
-      { retries: 0 },
-    );
-  } catch (error) {
-    if (isSqliteBusy(error)) {
-      throw new IndependentWriteBlockedError('SQLite is write-locked by another connection; the takeover was not recorded.', { cause: error });
-    }
-    throw error;
-  }
+  await writeIndependently(store, 'the takeover', async (tx) => {
+    const changed = await takeOverOperation(tx, {
+      operationId,
+      oldFence: row.fence,
+      oldState,
+      expectedCount: row.checkpoint_count,
+      newOwner: leaseOwner,
+      newState,
+      headHash: hash,
+      lease: terminal ? 'release' : { extendMs: leaseMs },
+    });
+    if (changed !== 1) throw new NothingToTakeOverError(operationId);
+    await insertCheckpoint(tx, {
+      operation_id: operationId,
+      seq: row.checkpoint_count,
+      kind: 'takeover',
+      state: newState,
+      fence: newFence,
+      previous_fence: row.fence,
+      evidence: evidenceJson,
+      prev_hash: row.chain_head_hash,
+      hash,
+    });
+  });
   return new RecoveryHandle(store, {
     operationId,
     module: row.module,

@@ -1,7 +1,6 @@
 import { compensateResultObject } from './compensate-result-object.js';
 import { confirmResultObject } from './confirm-result-object.js';
 import type { ResultObjects } from './result-objects.js';
-import { retryWhileLedgerBusy } from './retry-while-ledger-busy.js';
 import { writeResultObject } from './write-result-object.js';
 
 /** Input of {@link publishTaskResult}. */
@@ -48,7 +47,7 @@ export async function publishTaskResult(results: ResultObjects, input: PublishTa
     await confirmResultObject(s3, written);
   } catch (error) {
     // Best effort here; the ledger keeps an unfinished compensation for reconciliation.
-    await retryWhileLedgerBusy(() => compensateResultObject({ s3, store, handle: written.handle, reason: 'run_not_kept' })).catch(() => undefined);
+    await compensateResultObject({ s3, store, handle: written.handle, reason: 'run_not_kept' }).catch(() => undefined);
     throw error;
   }
 }

@@ -9,7 +9,6 @@ import type { RecoveryHandle } from '../recovery/recovery-handle.js';
 import { compensateResultObject } from './compensate-result-object.js';
 import { headResultObject } from './head-result-object.js';
 import { ResultObjectRejectedError } from './result-errors.js';
-import { retryWhileLedgerBusy } from './retry-while-ledger-busy.js';
 import { bareEtag, objectRef, PUT_OBJECT_KIND, RESULT_OBJECTS_MODULE, resultObjectKey, WRITER_METADATA_KEY } from './result-object-ledger.js';
 
 /** Largest result object body, in bytes (UTF-8). Results are small summaries, never payloads. */
@@ -117,7 +116,7 @@ export async function writeResultObject(input: WriteResultObjectInput): Promise<
   } catch (error) {
     if (!(error instanceof ResultObjectRejectedError)) {
       // The object may exist: undo it now. If that fails too, the ledger keeps the operation for reconciliation.
-      await retryWhileLedgerBusy(() => compensateResultObject({ s3, store, handle, reason: 'write_interrupted' })).catch(() => undefined);
+      await compensateResultObject({ s3, store, handle, reason: 'write_interrupted' }).catch(() => undefined);
     }
     throw error;
   }
