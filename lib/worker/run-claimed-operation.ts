@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { LeaseLostError, ValidationError } from '../errors.js';
 import { describeError, type Logger } from '../logger.js';
 import { retryDelayMs } from '../operations/backoff.js';
@@ -30,6 +31,9 @@ export type RunOutcome = 'succeeded' | 'waiting_for_retry' | 'failed' | 'cancell
 
 /** Milliseconds kept back from the Lambda's remaining time for the final write. */
 export const TIMEOUT_SAFETY_MS = 5_000;
+
+/** Longest wait, in ms, for an aborted handler to return before its outcome is written (also at most a third of the lease). */
+export const ABORT_GRACE_MAX_MS = 10_000;
 
 type AbortCause = 'cancel' | 'lease_lost' | 'timeout';
 
@@ -124,8 +128,11 @@ export async function runClaimedOperation(
     };
     let failure: unknown;
     let succeeded = false;
+    let settled = false;
     // Race the handler against its signal: a handler that ignores the abort cannot hold the lease past its timeout
-    // or a cancel. It may still be running when the outcome is written; its later writes fail with LeaseLostError.
+    // or a cancel for long. After an abort it gets a bounded grace (still heartbeating, so its execution slot is not
+    // handed to another run while it stops); past that, the outcome is written anyway and its later writes fail with
+    // LeaseLostError — a handler that ignores its signal for longer can overlap the next run of its route.
     const aborted = new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve(), { once: true }));
     const running = Promise.resolve()
       .then(() => task.run(context))
@@ -136,9 +143,16 @@ export async function runClaimedOperation(
         (error: unknown) => {
           failure = error;
         },
-      );
+      )
+      .finally(() => {
+        settled = true;
+      });
     try {
       await Promise.race([running, aborted]);
+      if (cause !== undefined && cause !== 'lease_lost' && !settled) {
+        const graceMs = Math.max(0, Math.min(ABORT_GRACE_MAX_MS, Math.floor(policy.leaseMs / 3), remainingMs() - TIMEOUT_SAFETY_MS));
+        await Promise.race([running, delay(graceMs, undefined, { ref: false })]);
+      }
     } finally {
       stopped = true;
       clearTimeout(timeout);

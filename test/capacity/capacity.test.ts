@@ -12,6 +12,7 @@ import { processWakeup } from '../../lib/worker/worker-handler.js';
 import { expectCapacityMatchesActive, heldSlots } from '../support/capacity-invariant.js';
 import { testDeps } from '../support/fixtures.js';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
+import { waitFor } from '../support/wait-for.js';
 
 describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
   const skip = dialect === 'mariadb' && !hasMariadb();
@@ -95,6 +96,37 @@ describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
     expect((await claimNextOperation(worker, deps))?.operationId).toBe(b.operation.id);
     expect((await getOperation(bob, b.operation.id)).attempt).toBe(1);
     await expectCapacityMatchesActive(t.store);
+  });
+
+  it.skipIf(skip)('a timed-out handler that ignores its signal keeps its route slot until it returns (within the grace)', async () => {
+    const runs: Array<{ start: number; end: number }> = [];
+    deps.registry.register({
+      ...deps.registry.get('test.noop'),
+      type: 'test.slow-solo',
+      capacityRoute: 'solo',
+      timeoutMs: 200,
+      leaseSeconds: 3,
+      async run() {
+        const start = performance.now();
+        await new Promise((resolve) => setTimeout(resolve, 600)); // ignores its AbortSignal on purpose
+        runs.push({ start, end: performance.now() });
+      },
+    });
+    await admit(owner('alice'), 'test.slow-solo');
+    await admit(owner('bob'), 'test.slow-solo');
+    const workerDeps = { ...deps, store: t.store };
+    const first = processWakeup(workerDeps, () => 60_000);
+    const second = (async () => {
+      const until = Date.now() + 10_000;
+      while (Date.now() < until) {
+        if ((await processWakeup(workerDeps, () => 60_000)) !== 'idle') return;
+        await new Promise((resolve) => setTimeout(resolve, 5)); // an idle worker backs off briefly
+      }
+    })();
+    await Promise.all([first, second]);
+    await waitFor(() => runs.length === 2, { what: 'both handlers to return' });
+    runs.sort((a, b) => a.start - b.start);
+    expect(runs[1]!.start).toBeGreaterThanOrEqual(runs[0]!.end);
   });
 
   it.skipIf(skip)('a worker killed mid-run leaks no slot: after the sweeper, reservations match the active operations', async () => {

@@ -49,6 +49,8 @@ export const stubbornTask = defineTask({
   type: 'test.stubborn',
   paramsSchema: z.object({ durationMs: z.number().int().min(0).max(60_000) }).strict(),
   timeoutMs: 1_500,
+  // a short lease keeps the abort grace (a third of the lease) short
+  leaseSeconds: 3,
   async run({ params }) {
     await new Promise((resolve) => setTimeout(resolve, params.durationMs));
   },
