@@ -94,6 +94,19 @@ export {
   VerificationRequiredError,
 } from './recovery/recovery-errors.js';
 
+export { RecoveryModuleRegistry, createRecoveryModules, type RecoveryModule } from './recovery/recovery-modules.js';
+export { listUnresolved, UnresolvedRecoveryDtoSchema, type UnresolvedRecoveryDto } from './recovery/unresolved.js';
+export { describeRecoveryOperation } from './recovery/recovery-details.js';
+
+// Durable effects in the product: result objects (compensatable) and DLQ redrive (forward-only)
+export { writeResultObject } from './results/write-result-object.js';
+export { confirmResultObject } from './results/confirm-result-object.js';
+export { compensateResultObject } from './results/compensate-result-object.js';
+export { reconcileResultObject } from './results/reconcile-result-object.js';
+export { RESULT_OBJECTS_MODULE } from './results/result-object-ledger.js';
+export { redriveDeadLetters, REDRIVE_MODULE } from './queue/redrive-dlq.js';
+export { reconcileRedrive } from './queue/reconcile-redrive.js';
+
 // Tasks
 export { defineTask, PermanentTaskError, RetryableTaskError, type RetryPolicy, type TaskContext, type TaskDefinition } from './tasks/task-definition.js';
 export { TaskRegistry } from './tasks/task-registry.js';

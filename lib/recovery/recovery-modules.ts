@@ -63,5 +63,15 @@ export class RecoveryModuleRegistry {
  * text.
  */
 export function createRecoveryModules(): RecoveryModuleRegistry {
-  return new RecoveryModuleRegistry();
+  return new RecoveryModuleRegistry()
+    .register({
+      module: 'results.s3',
+      reconciliation:
+        'Interrupted result-object write: once its lease expired, run `npm run recovery-reconcile -- <id>`: it deletes the s3:// object of the plan only while the object still names this operation, then records verified_recovered. The task run itself is retried by the worker.',
+    })
+    .register({
+      module: 'queue.redrive',
+      reconciliation:
+        'Interrupted DLQ redrive: run `npm run recovery-reconcile -- <id>`. A `sent` checkpoint proves the send and resolves it succeeded; without one, check the main queue and worker logs and resolve by hand. Then delete the dead letter (dlqMessageId in the plan) from the DLQ: later redrives skip it.',
+    });
 }

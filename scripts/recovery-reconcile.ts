@@ -1,0 +1,48 @@
+/**
+ * `npm run recovery-reconcile -- <id>`: runs the owning module's reconciliation action for one unresolved recovery
+ * operation (DESIGN §8): `results.s3` → `reconcileResultObject` (delete the object if it is still this write's),
+ * `queue.redrive` → `reconcileRedrive` (resolve from the `sent` checkpoint, or leave `outcome_unknown`). Takes the
+ * operation over first, so its lease must have expired; never re-executes the effect. Prints the resulting state.
+ * Exit codes: 0 done, 1 failure (not takeable, unknown module, database/S3 error), 2 bad arguments.
+ */
+import { hostname } from 'node:os';
+import { loadConfig } from '../lib/config.js';
+import { openStore } from '../lib/db/store.js';
+import { OperationIdSchema } from '../lib/operations/owner-reads.js';
+import { reconcileRedrive } from '../lib/queue/reconcile-redrive.js';
+import { REDRIVE_MODULE } from '../lib/queue/redrive-dlq.js';
+import { findRecoveryOperation } from '../lib/recovery/recovery.repository.js';
+import { reconcileResultObject } from '../lib/results/reconcile-result-object.js';
+import { RESULT_OBJECTS_MODULE } from '../lib/results/result-object-ledger.js';
+import { createS3Client } from '../lib/results/s3-client.js';
+
+const id = OperationIdSchema.safeParse(process.argv[2]);
+if (!id.success || process.argv.length !== 3) {
+  console.error('usage: npm run recovery-reconcile -- <recovery operation id>');
+  process.exit(2);
+}
+const config = loadConfig();
+const store = openStore(config.DATABASE_URL);
+const leaseOwner = `recovery-cli:${hostname()}:${process.pid}`;
+try {
+  const row = await findRecoveryOperation(store, id.data);
+  if (!row) throw new Error(`No recovery operation ${id.data}.`);
+  if (row.module === REDRIVE_MODULE) {
+    console.log(await reconcileRedrive({ store, operationId: id.data, leaseOwner }));
+  } else if (row.module === RESULT_OBJECTS_MODULE) {
+    const s3 = createS3Client({ region: config.AWS_REGION, ...(config.S3_ENDPOINT ? { endpoint: config.S3_ENDPOINT } : {}) });
+    try {
+      await reconcileResultObject({ s3, store, operationId: id.data, leaseOwner });
+      console.log('verified_recovered');
+    } finally {
+      s3.destroy();
+    }
+  } else {
+    throw new Error(`Module ${row.module} registered no reconciliation command; see \`npm run recovery -- show ${id.data}\`.`);
+  }
+} catch (error) {
+  console.error(`Reconciliation failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+} finally {
+  await store.destroy();
+}
