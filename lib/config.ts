@@ -28,7 +28,8 @@ export const ConfigSchema = z
     WAKEUP_RESEND_SECONDS: seconds(5, 3600, 60),
     MAX_MANUAL_RETRIES: z.coerce.number().int().min(0).max(1000).default(5),
     RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
-    DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+    /** mysql2 pool size; at least 2, because recovery-ledger writes take a connection of their own (DESIGN §8). */
+    DB_POOL_SIZE: z.coerce.number().int().min(2).max(100).default(10),
     DEV_JWT_SECRET: z.string().min(32, 'DEV_JWT_SECRET must be at least 32 characters').default('durable-ops-local-dev-secret-do-not-use-in-aws'),
     SQS_QUEUE_URL: z.string().url().optional(),
     SQS_ENDPOINT: z.string().url().optional(),

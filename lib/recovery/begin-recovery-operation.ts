@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Store } from '../db/store.js';
 import { canonicalJson, sha256Hex } from '../operations/request-hash.js';
+import { ValidationError } from '../errors.js';
 import { parseOrThrow } from '../operations/zod-issues.js';
 import { genesisEvidence } from './chain-verification.js';
 import { parseEvidence, type Evidence } from './evidence.js';
@@ -50,8 +51,12 @@ export async function beginDurableRecoveryOperation(store: Store, input: BeginRe
   const parsed = parseOrThrow(BeginRecoverySchema, input, 'input');
   const recoveryPlan = canonicalJson(parseEvidence(parsed.recoveryPlan, 'recoveryPlan'));
   const preconditionEvidence = canonicalJson(parseEvidence(parsed.preconditionEvidence, 'preconditionEvidence'));
+  for (const [path, json, max] of [['recoveryPlan', recoveryPlan, 2048], ['preconditionEvidence', preconditionEvidence, 8192]] as const) {
+    if (json.length > max) throw new ValidationError(`Invalid ${path}.`, [{ path, message: `must encode to at most ${max} characters` }]);
+  }
   const id = randomUUID();
   const row = {
+    idempotency_key: parsed.idempotencyKey,
     module: parsed.module,
     kind: parsed.kind,
     request_hash: sha256Hex(canonicalJson(parsed.request ?? null)),
@@ -65,7 +70,7 @@ export async function beginDurableRecoveryOperation(store: Store, input: BeginRe
     await writeIndependently(store, 'the intent', async (tx) => {
       await insertRecoveryOperation(
         tx,
-        { id, ...row, idempotency_key: parsed.idempotencyKey, state: 'running', lease_owner: parsed.leaseOwner, fence: 1, chain_head_hash: hash, checkpoint_count: 1 },
+        { id, ...row, state: 'running', lease_owner: parsed.leaseOwner, fence: 1, chain_head_hash: hash, checkpoint_count: 1 },
         parsed.leaseMs,
       );
       await insertCheckpoint(tx, { operation_id: id, seq: 0, kind: 'begin', state: 'running', fence: 1, previous_fence: null, evidence: evidenceJson, prev_hash: GENESIS_PREV_HASH, hash });

@@ -5,11 +5,14 @@ import { findRecoveryOperation, listCheckpoints, listRecoveryIds, type RecoveryO
 
 /**
  * The evidence of a recovery operation's genesis checkpoint: it commits the chain to the operation row's request
- * hash, effect class, module, kind and the SHA-256 digests of its recovery plan and precondition evidence — so editing
- * those columns breaks verification too.
+ * hash, effect class, module, kind and the SHA-256 digests of its idempotency key, recovery plan and precondition
+ * evidence — so editing those columns (e.g. renaming a spent key) breaks verification too.
  */
-export function genesisEvidence(row: Pick<RecoveryOperationRow, 'module' | 'kind' | 'request_hash' | 'effect_class' | 'recovery_plan' | 'precondition_evidence'>) {
+export function genesisEvidence(
+  row: Pick<RecoveryOperationRow, 'idempotency_key' | 'module' | 'kind' | 'request_hash' | 'effect_class' | 'recovery_plan' | 'precondition_evidence'>,
+) {
   return {
+    keyDigest: `sha256:${sha256Hex(row.idempotency_key)}`,
     module: row.module,
     kind: row.kind,
     requestHash: row.request_hash,
@@ -29,6 +32,7 @@ export async function loadVerifiedChain(ctx: DbContext, operationId: string): Pr
       operationId,
       headHash: row.chain_head_hash,
       count: row.checkpoint_count,
+      fence: row.fence,
       state: row.state,
       genesisEvidenceJson: canonicalJson(genesisEvidence(row)),
     },

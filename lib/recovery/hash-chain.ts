@@ -50,6 +50,8 @@ export interface ChainAnchor {
   readonly headHash: string;
   readonly count: number;
   readonly state: string;
+  /** The row's fence: the last checkpoint was written under it. */
+  readonly fence: number;
   /** The genesis evidence the operation row implies (request hash, effect class, plan and precondition digests). */
   readonly genesisEvidenceJson: string;
 }
@@ -74,11 +76,13 @@ export function verifyChain(anchor: ChainAnchor, checkpoints: readonly StoredChe
     }
     if (recomputed !== c.hash) return { ok: false, seq: i, reason: 'hash does not match content' };
     if (i === 0 && c.evidenceJson !== anchor.genesisEvidenceJson) return { ok: false, seq: 0, reason: 'genesis does not match the operation' };
+    if (i > 0 && c.fence < (checkpoints[i - 1] as StoredCheckpoint).fence) return { ok: false, seq: i, reason: 'fence went backwards' };
     prevHash = c.hash;
   }
   const last = checkpoints[checkpoints.length - 1];
   if (!last || checkpoints.length !== anchor.count) return { ok: false, seq: checkpoints.length, reason: 'checkpoint count does not match' };
   if (last.hash !== anchor.headHash) return { ok: false, seq: last.seq, reason: 'head hash does not match' };
   if (last.state !== anchor.state) return { ok: false, seq: last.seq, reason: 'state does not match the last checkpoint' };
+  if (last.fence !== anchor.fence) return { ok: false, seq: last.seq, reason: 'fence does not match the last checkpoint' };
   return { ok: true };
 }

@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Database, DbContext } from '../db/database.js';
 import type { Store } from '../db/store.js';
 import { z } from 'zod';
+import { ValidationError } from '../errors.js';
 import { canonicalJson } from '../operations/request-hash.js';
 import { parseOrThrow } from '../operations/zod-issues.js';
 import { parseEvidence, type Evidence } from './evidence.js';
@@ -42,6 +43,9 @@ export interface HandleState {
   count: number;
   headHash: string;
 }
+
+/** Longest canonical JSON of one checkpoint's evidence, in characters: the `recovery_checkpoints.evidence` column. */
+export const MAX_EVIDENCE_JSON = 8192;
 
 /** A progress checkpoint's kind: a name like `object_written`, never free text (it enters the chain unscanned). */
 const CheckpointKindSchema = z.string().regex(/^[a-z][a-z0-9_.-]{0,63}$/, 'must be lower-case [a-z0-9_.-], at most 64 characters');
@@ -137,6 +141,7 @@ export class RecoveryHandle {
 
   /** A definitive pre-effect or provider rejection: terminal `rejected`, never reported as success or recovery. */
   async reject(evidence: Evidence): Promise<void> {
+    this.#assertNoEffectRecorded('reject');
     await this.#append('reject', 'rejected', parseEvidence(evidence, 'evidence'));
   }
 
@@ -186,14 +191,21 @@ export class RecoveryHandle {
    */
   async completeIn(trx: Transaction<Database>, verification: Verification): Promise<void> {
     const evidence = verificationEvidence(verification);
-    const ctx = { db: trx, timeAt: this.#store.timeAt };
-    await this.#verifyChain(ctx);
+    // The chain is read as committed (independent connection), not through the caller's transaction, whose
+    // snapshot may predate this operation.
+    await this.#verifyChain(this.#store.independent());
     await this.#append('complete', 'completed', evidence, trx);
   }
 
   /** Atomic terminal rejection in the caller's transaction (see {@link completeIn}). */
   async rejectIn(trx: Transaction<Database>, evidence: Evidence): Promise<void> {
+    this.#assertNoEffectRecorded('reject');
     await this.#append('reject', 'rejected', parseEvidence(evidence, 'evidence'), trx);
+  }
+
+  /** A rejection means nothing happened: refused once a progress checkpoint recorded an effect (DESIGN §8). */
+  #assertNoEffectRecorded(move: string): void {
+    if (this.#s.count > 1) throw new InvalidRecoveryMoveError(this.#s.operationId, `${this.#s.state} with recorded effects`, move);
   }
 
   async #verifyChain(ctx: DbContext): Promise<void> {
@@ -207,6 +219,9 @@ export class RecoveryHandle {
     const rule = RECOVERY_MOVES[move] as (typeof RECOVERY_MOVES)[string];
     if (!rule.from.includes(s.state)) throw new InvalidRecoveryMoveError(s.operationId, s.state, move);
     const evidenceJson = canonicalJson(evidence);
+    if (evidenceJson.length > MAX_EVIDENCE_JSON) {
+      throw new ValidationError('Evidence is too large.', [{ path: 'evidence', message: `must encode to at most ${MAX_EVIDENCE_JSON} characters` }]);
+    }
     const content = { operationId: s.operationId, seq: s.count, kind, state: rule.to, fence: s.fence, previousFence: null, evidenceJson, prevHash: s.headHash };
     const hash = checkpointHash(content);
     const write = async (ctx: DbContext) => {
