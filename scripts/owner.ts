@@ -9,8 +9,8 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { PlanNameSchema } from '../lib/capacity/capacity-policy.js';
 import { loadConfig } from '../lib/config.js';
+import { parseArgumentsOrExit } from './cli-arguments.js';
 import { openStore } from '../lib/db/store.js';
-import { ValidationError } from '../lib/errors.js';
 import { FieldLimits } from '../lib/operations/field-limits.js';
 import { parseOrThrow } from '../lib/operations/zod-issues.js';
 import { loadOwnerSettings, setOwnerPlan } from '../lib/owners/owner-settings.js';
@@ -49,14 +49,7 @@ async function run(command: Command): Promise<void> {
   }
 }
 
-let command: Command;
-try {
-  command = parseCommand(process.argv.slice(2));
-} catch (error) {
-  const detail = error instanceof ValidationError ? error.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ') : (error as Error).message;
-  process.stderr.write(`${detail}\n${USAGE}\n`);
-  process.exit(2);
-}
+const command = parseArgumentsOrExit(parseCommand, USAGE);
 try {
   await run(command);
 } catch (error) {

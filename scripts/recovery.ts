@@ -15,8 +15,8 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { loadConfig } from '../lib/config.js';
+import { parseArgumentsOrExit } from './cli-arguments.js';
 import { openStore, type Store } from '../lib/db/store.js';
-import { ValidationError } from '../lib/errors.js';
 import { OperationIdSchema } from '../lib/operations/owner-reads.js';
 import { parseOrThrow } from '../lib/operations/zod-issues.js';
 import { verifyAllChains } from '../lib/recovery/chain-verification.js';
@@ -151,14 +151,7 @@ async function run(command: Command, store: Store): Promise<number> {
   return 0;
 }
 
-let command: Command;
-try {
-  command = parseCommand(process.argv.slice(2));
-} catch (error) {
-  const detail = error instanceof ValidationError ? error.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ') : (error as Error).message;
-  process.stderr.write(`${detail}\n${USAGE}\n`);
-  process.exit(2);
-}
+const command = parseArgumentsOrExit(parseCommand, USAGE);
 try {
   const store = openStore(loadConfig(process.env).DATABASE_URL);
   try {

@@ -1,18 +1,12 @@
+import type { Runtime } from '../runtime.js';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { CapacityPolicy } from '../capacity/capacity-policy.js';
-import type { Store } from '../db/store.js';
-import type { Logger } from '../logger.js';
 import { admitOperation } from '../operations/admit-operation.js';
 import { OperationDtoSchema, toNotificationDto, toOperationDto } from '../operations/operation-dto.js';
-import type { OperationPolicy } from '../operations/operation-policy.js';
 import { cancelOperation, retryOperation } from '../operations/owner-commands.js';
 import { getOperation, listNotifications, listOperations } from '../operations/owner-reads.js';
 import type { OwnerScope } from '../operations/scopes.js';
 import { getOwnSettings, OwnerSettingsDtoSchema, updateOwnSettings } from '../owners/owner-settings.js';
-import type { WakeupSender } from '../queue/wakeup-sender.js';
-import type { RecoveryModuleRegistry } from '../recovery/recovery-modules.js';
 import { listUnresolved } from '../recovery/unresolved.js';
-import type { TaskRegistry } from '../tasks/task-registry.js';
 import { OPS_READ_SCOPE } from './auth.js';
 import { parseJsonObjectBody } from './json-body.js';
 import { jsonResponse } from './json-response.js';
@@ -29,15 +23,7 @@ export type ApiResult = APIGatewayProxyStructuredResultV2;
  * (admission limits, DESIGN §4), the wake-up queue, the modules of the recovery ledger (their reconciliation actions,
  * DESIGN §8) and a logger. A `Runtime` is one.
  */
-export interface ApiDeps {
-  readonly store: Store;
-  readonly registry: TaskRegistry;
-  readonly policy: OperationPolicy;
-  readonly capacity: CapacityPolicy;
-  readonly wakeups: WakeupSender;
-  readonly recoveryModules: RecoveryModuleRegistry;
-  readonly logger: Logger;
-}
+export type ApiDeps = Pick<Runtime, 'store' | 'registry' | 'policy' | 'capacity' | 'wakeups' | 'recoveryModules' | 'logger'>;
 
 /** What every route has: a method and a path template (`{name}` is a path parameter). */
 interface RouteBase {
