@@ -12,7 +12,6 @@ import { processWakeup } from '../../lib/worker/worker-handler.js';
 import { expectCapacityMatchesActive, heldSlots } from '../support/capacity-invariant.js';
 import { testDeps } from '../support/fixtures.js';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
-import { waitFor } from '../support/wait-for.js';
 
 describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
   const skip = dialect === 'mariadb' && !hasMariadb();
@@ -115,16 +114,15 @@ describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
     await admit(owner('alice'), 'test.slow-solo');
     await admit(owner('bob'), 'test.slow-solo');
     const workerDeps = { ...deps, store: t.store };
-    const first = processWakeup(workerDeps, () => 60_000);
-    const second = (async () => {
-      const until = Date.now() + 10_000;
-      while (Date.now() < until) {
-        if ((await processWakeup(workerDeps, () => 60_000)) !== 'idle') return;
-        await new Promise((resolve) => setTimeout(resolve, 5)); // an idle worker backs off briefly
+    // two workers race for the route until both operations have run (an idle worker backs off briefly)
+    const worker = async () => {
+      const until = Date.now() + 15_000;
+      while (runs.length < 2 && Date.now() < until) {
+        if ((await processWakeup(workerDeps, () => 60_000)) === 'idle') await new Promise((resolve) => setTimeout(resolve, 5));
       }
-    })();
-    await Promise.all([first, second]);
-    await waitFor(() => runs.length === 2, { what: 'both handlers to return' });
+    };
+    await Promise.all([worker(), worker()]);
+    expect(runs).toHaveLength(2);
     runs.sort((a, b) => a.start - b.start);
     expect(runs[1]!.start).toBeGreaterThanOrEqual(runs[0]!.end);
   });
