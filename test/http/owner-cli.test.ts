@@ -1,32 +1,13 @@
-import { execFile } from 'node:child_process';
+import { runScript } from '../support/run-script.js';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS, hasMariadb } from '../support/test-store.js';
 import { createApiTestApp, type ApiTestApp } from './api-test-app.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-/** What one run of the operator CLI printed, and its exit code. */
-interface CliRun {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs `scripts/owner.ts` as the operator would (`node --import tsx`), against `databaseUrl`. */
-function ownerCli(databaseUrl: string, args: readonly string[]): Promise<CliRun> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'scripts/owner.ts', ...args],
-      { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 30_000 },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+/** Runs `scripts/owner.ts` against `databaseUrl`. */
+const ownerCli = (databaseUrl: string, args: readonly string[]) => runScript('owner.ts', databaseUrl, args);
 
 describe.each(DIALECTS)('operator CLI `npm run owner` on %s', (dialect) => {
   const skip = dialect === 'mariadb' && !hasMariadb();

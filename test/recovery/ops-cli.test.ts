@@ -1,33 +1,14 @@
-import { execFile } from 'node:child_process';
+import { runScript } from '../support/run-script.js';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
 import { waitFor } from '../support/wait-for.js';
 import { buildLedgerFixture, type LedgerFixture } from './ops-fixtures.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-/** What one run of the recovery CLI printed, and its exit code. */
-interface CliRun {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs `scripts/recovery.ts` as `npm run recovery` does (`node --import tsx`), against `databaseUrl`. */
-function recoveryCli(databaseUrl: string, args: readonly string[]): Promise<CliRun> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'scripts/recovery.ts', ...args],
-      { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 30_000 },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+/** Runs `scripts/recovery.ts` against `databaseUrl`. */
+const recoveryCli = (databaseUrl: string, args: readonly string[]) => runScript('recovery.ts', databaseUrl, args);
 
 describe.each(DIALECTS)('operator CLI `npm run recovery` on %s', (dialect) => {
   const skip = dialect === 'mariadb' && !hasMariadb();
