@@ -44,6 +44,31 @@ export const ConfigSchema = z
     S3_ENDPOINT: z.string().url().optional(),
     AWS_REGION: z.string().min(1).default('us-east-1'),
     DEMO_TASKS: flag,
+    /** Registers the AI task types (`strategy.snapshot`); needs a local model route (`MODEL_LOCAL_URL`). */
+    AI_TASKS: flag,
+    /**
+     * The local model route (DESIGN §5): an OpenAI-compatible base URL (llama.cpp server, Ollama, vLLM; the client
+     * appends `/chat/completions`) or `lambda:<function-name>` for a model sidecar Lambda in the same account.
+     */
+    MODEL_LOCAL_URL: z.string().min(1).optional(),
+    /** Model name sent to the local route. */
+    MODEL_LOCAL_NAME: z.string().min(1).max(64).default('local'),
+    /** The optional external route (same forms as `MODEL_LOCAL_URL`); used only as a fallback where allowed. */
+    MODEL_EXTERNAL_URL: z.string().min(1).optional(),
+    /** Model name sent to the external route; required with `MODEL_EXTERNAL_URL`. */
+    MODEL_EXTERNAL_NAME: z.string().min(1).max(64).optional(),
+    /** Bearer key of the external route (a secret: Secrets Manager / SSM in AWS). Never logged or stored. */
+    MODEL_EXTERNAL_API_KEY: z.string().min(1).max(4096).optional(),
+    /** Timeout of one model request, in **milliseconds** (also capped by the task's own timeout). */
+    MODEL_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(900_000).default(120_000),
+    /** Largest model response body read, in bytes; a bigger one fails as `response_too_large`. */
+    MODEL_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).max(6 * 1024 * 1024).default(1024 * 1024),
+    /** Consecutive failures that open a model route's circuit breaker. */
+    MODEL_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
+    /** How long an open breaker waits before a half-open trial, in seconds. */
+    MODEL_BREAKER_COOLDOWN_SECONDS: seconds(1, 3600, 30),
+    /** Explicit AWS Lambda endpoint for `lambda:` model routes (the local stack's Invoke API); unset in AWS. */
+    LAMBDA_ENDPOINT: z.string().url().optional(),
     /** Default per-owner limit on active operations of each task type (DESIGN §4). */
     CAPACITY_PER_OWNER: z.coerce.number().int().min(1).max(10_000).default(10),
     /** Default global limit on active operations of each task type. */
@@ -57,6 +82,10 @@ export const ConfigSchema = z
   .refine((c) => c.HEARTBEAT_SECONDS < c.LEASE_SECONDS, {
     message: 'HEARTBEAT_SECONDS must be less than LEASE_SECONDS',
     path: ['HEARTBEAT_SECONDS'],
+  })
+  .refine((c) => c.MODEL_EXTERNAL_URL === undefined || c.MODEL_EXTERNAL_NAME !== undefined, {
+    message: 'MODEL_EXTERNAL_NAME is required with MODEL_EXTERNAL_URL',
+    path: ['MODEL_EXTERNAL_NAME'],
   })
   .refine((c) => c.RETRY_BASE_SECONDS <= c.RETRY_MAX_SECONDS, {
     message: 'RETRY_BASE_SECONDS must not exceed RETRY_MAX_SECONDS',

@@ -50,6 +50,28 @@ export class OperationNotFoundError extends DurableOpsError {
 }
 
 /**
+ * Thrown when a job does not exist *for this owner*, or the job id is not a job id at all. Another owner's job is
+ * indistinguishable from a missing one (DESIGN §7: 404, never 403), and so is a malformed id (as for operations).
+ */
+export class JobNotFoundError extends DurableOpsError {
+  readonly code = 'job_not_found' as const;
+  constructor(readonly jobId: string) {
+    super('Job not found.');
+  }
+}
+
+/**
+ * Thrown by a cache-only feature read (DESIGN §7) when the owner's job has no published result of that feature yet.
+ * `activeOperationId` names the owner's active operation producing it, if there is one (its status URL is shown).
+ */
+export class SnapshotNotFoundError extends DurableOpsError {
+  readonly code = 'snapshot_not_found' as const;
+  constructor(readonly activeOperationId?: string) {
+    super(activeOperationId ? 'No snapshot yet; an operation is producing it.' : 'No snapshot yet.');
+  }
+}
+
+/**
  * Thrown when an idempotency key is reused by the same owner and task type with a different request
  * (canonical request hash differs). IETF draft-ietf-httpapi-idempotency-key-header §2.7: 422.
  */

@@ -15,6 +15,7 @@ export {
   DurableOpsError,
   IdempotencyKeyReusedError,
   InvalidTransitionError,
+  JobNotFoundError,
   LeaseLostError,
   NotEntitledError,
   OperationNotFoundError,
@@ -68,6 +69,11 @@ export {
   type OwnerSettings,
 } from './owners/owner-settings.js';
 export { PrivacyModeSchema, type PrivacyMode } from './owners/privacy-mode.js';
+
+// Jobs: owner-scoped job postings, the raw text AI features read (never stored in operations)
+export { JobLimits } from './jobs/job-limits.js';
+export { CreateJobSchema, JobIdSchema, createJob, getJob, type CreateJob } from './jobs/jobs.js';
+export { JobDtoSchema, jobUrlOf, toJobDto, type JobDto } from './jobs/job-dto.js';
 
 // Durable recovery operations (DESIGN §8)
 export { beginDurableRecoveryOperation, BeginRecoverySchema, type BeginRecoveryInput } from './recovery/begin-recovery-operation.js';

@@ -9,6 +9,8 @@ import { createSqsClient, SqsWakeupSender, type WakeupSender } from './queue/wak
 import type { ResultObjects } from './results/result-objects.js';
 import { createS3Client } from './results/s3-client.js';
 import { createRecoveryModules, type RecoveryModuleRegistry } from './recovery/recovery-modules.js';
+import { createModelRoutes, type ModelRoutes } from './ai/model-routes.js';
+import { strategySnapshotTask } from './features/strategy-snapshot/strategy-snapshot-task.js';
 import { demoWaitTask } from './tasks/demo-wait.js';
 import { TaskRegistry } from './tasks/task-registry.js';
 
@@ -28,7 +30,9 @@ export interface Runtime {
   readonly logger: Logger;
   /** Where tasks publish result objects; present only when `RESULTS_BUCKET` is set. */
   readonly results?: ResultObjects;
-  /** Closes the database pool (and the S3 client, if any). */
+  /** The model routes of model tasks (DESIGN §5), with their process-local circuit breakers. */
+  readonly models: ModelRoutes;
+  /** Closes the database pool (and the S3 and Lambda clients, if any). */
   close(): Promise<void>;
 }
 
@@ -39,21 +43,32 @@ export interface RuntimeOverrides {
   readonly registry?: TaskRegistry;
 }
 
-/** The task registry the configuration asks for: `demo.wait` only when `DEMO_TASKS=1`. */
+/**
+ * The task registry the configuration asks for: `demo.wait` only when `DEMO_TASKS=1`, `strategy.snapshot` only when
+ * `AI_TASKS=1`.
+ * @throws {ConfigError} when `AI_TASKS=1` and no local model route (`MODEL_LOCAL_URL`) is configured.
+ */
 export function createRegistry(config: Config): TaskRegistry {
   const registry = new TaskRegistry();
   if (config.DEMO_TASKS) registry.register(demoWaitTask);
+  if (config.AI_TASKS) {
+    if (!config.MODEL_LOCAL_URL) throw new ConfigError('AI_TASKS=1 needs MODEL_LOCAL_URL (the local model route)');
+    registry.register(strategySnapshotTask);
+  }
   return registry;
 }
 
 /**
  * Builds a {@link Runtime}. The SQS client targets `SQS_ENDPOINT` when set (local emulator), else the AWS region; with
- * `RESULTS_BUCKET` set, an S3 client (targeting `S3_ENDPOINT` when set) backs {@link Runtime.results}.
+ * `RESULTS_BUCKET` set, an S3 client (targeting `S3_ENDPOINT` when set) backs {@link Runtime.results}; the model routes
+ * come from `MODEL_LOCAL_*` / `MODEL_EXTERNAL_*` (a `lambda:` route's client is made on first need).
  * @throws {ConfigError} when no wake-up sender is supplied and `SQS_QUEUE_URL` is unset, `DATABASE_URL` is invalid, or
  * the capacity file is unreadable or invalid.
  */
 export function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Runtime {
   const capacity = loadCapacityPolicy(config);
+  const registry = overrides.registry ?? createRegistry(config);
+  const models = createModelRoutes(config);
   const store = openStore(config.DATABASE_URL, { poolSize: config.DB_POOL_SIZE });
   let wakeups = overrides.wakeups;
   if (!wakeups) {
@@ -67,15 +82,17 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
   return {
     config,
     store,
-    registry: overrides.registry ?? createRegistry(config),
+    registry,
     policy: policyFromConfig(config),
     capacity,
     wakeups,
     recoveryModules: createRecoveryModules(),
     logger: overrides.logger ?? consoleLogger,
     results,
+    models,
     close: async () => {
       results?.s3.destroy();
+      models.close();
       await store.destroy();
     },
   };

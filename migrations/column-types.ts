@@ -14,6 +14,17 @@ export interface ColumnTypes {
   datetime(): RawBuilder<unknown>;
   int(): RawBuilder<unknown>;
   /**
+   * A text column too long for a `varchar` (MariaDB keeps a row's varchars within 65,535 bytes, and utf8mb4 takes up to
+   * 4 bytes a character). MariaDB: `text` when `maxChars` × 4 bytes fit its 65,535, else `mediumtext` (16 MiB); SQLite:
+   * `text`. Neither bounds the characters: pair it with {@link ColumnTypes.charLengthCheck}, on both dialects.
+   */
+  text(maxChars: number): RawBuilder<unknown>;
+  /**
+   * A CHECK that bounds a column to `maxChars` characters (Unicode code points) on both dialects: MariaDB
+   * `CHAR_LENGTH(column) <= n` (its `LENGTH` counts bytes), SQLite `length(column) <= n`.
+   */
+  charLengthCheck(column: string, maxChars: number): RawBuilder<unknown>;
+  /**
    * Table options appended to CREATE TABLE: InnoDB, utf8mb4, `utf8mb4_nopad_bin` — binary and NO PAD, so `alice` and
    * `alice ` (or `Key`/`key`) are different owners and keys, exactly as SQLite compares them.
    */
@@ -29,6 +40,8 @@ export function columnTypes(db: Kysely<any>): ColumnTypes {
     varchar: (n) => (mariadb ? sql.raw(`varchar(${n})`) : sql.raw('text')),
     datetime: () => (mariadb ? sql.raw('datetime(6)') : sql.raw('text')),
     int: () => (mariadb ? sql.raw('int') : sql.raw('integer')),
+    text: (maxChars) => (mariadb ? sql.raw(maxChars * 4 <= 65_535 ? 'text' : 'mediumtext') : sql.raw('text')),
+    charLengthCheck: (column, maxChars) => sql.raw(`${mariadb ? 'CHAR_LENGTH' : 'length'}(${column}) <= ${maxChars}`),
     tableOptions: () =>
       mariadb ? sql.raw('ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin') : sql.raw(''),
   };

@@ -12,6 +12,12 @@ export interface Capabilities {
   /** `SELECT … FOR UPDATE SKIP LOCKED` is available (MariaDB 10.6+). SQLite has one writer and needs none. */
   readonly skipLocked: boolean;
   /**
+   * `SELECT … FOR UPDATE` takes row locks (MariaDB). SQLite has no row locks and no `FOR UPDATE`, and needs none: the
+   * store runs one transaction at a time on its connection, and a transaction of another connection that read before a
+   * concurrent commit fails its first write with `SQLITE_BUSY_SNAPSHOT` (transient: `inTransaction` runs it again).
+   */
+  readonly rowLocks: boolean;
+  /**
    * SQL for "the database clock plus `deltaMs`", as a value comparable with stored timestamps.
    * MariaDB: `UTC_TIMESTAMP(6)` — the database clock is the authority for leases and deadlines (DESIGN §3).
    * SQLite: `strftime('%Y-%m-%d %H:%M:%f','now')`, the one local process's clock, millisecond precision.
@@ -46,6 +52,7 @@ function errorErrno(error: unknown): number | undefined {
 export const mariadbCapabilities: Capabilities = Object.freeze({
   dialect: 'mariadb',
   skipLocked: true,
+  rowLocks: true,
   timeAt: (deltaMs: number) =>
     sql<string>`DATE_ADD(UTC_TIMESTAMP(6), INTERVAL ${Math.round(deltaMs * 1000)} MICROSECOND)`,
   isDuplicateKey: (error: unknown) => errorErrno(error) === 1062 || errorCode(error) === 'ER_DUP_ENTRY',
@@ -56,6 +63,7 @@ export const mariadbCapabilities: Capabilities = Object.freeze({
 export const sqliteCapabilities: Capabilities = Object.freeze({
   dialect: 'sqlite',
   skipLocked: false,
+  rowLocks: false,
   timeAt: (deltaMs: number) => {
     const modifier = `${deltaMs < 0 ? '-' : '+'}${(Math.abs(deltaMs) / 1000).toFixed(3)} seconds`;
     return sql<string>`strftime('%Y-%m-%d %H:%M:%f', 'now', ${modifier})`;

@@ -45,6 +45,8 @@ export interface OperationsTable {
   updated_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** JSON list of the last model calls' provenance (`ModelAttempt`, DESIGN §5); operator-only, never in a DTO. */
+  model_attempts: string | null;
 }
 
 /** One row per terminal transition: primary key (operation_id, cycle). */
@@ -114,6 +116,35 @@ export interface RecoveryCheckpointsTable {
   created_at: string;
 }
 
+/**
+ * A job posting, owner-scoped: the raw text AI features work on lives here, never in `operations` (DESIGN §2).
+ * Bounds (characters) are `JobLimits` in `lib/jobs/job-limits.ts`.
+ */
+export interface JobsTable {
+  /** A lower-case UUID. */
+  id: string;
+  owner_user_id: string;
+  title: string;
+  company: string;
+  description: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** What an AI feature produced for one of an owner's jobs: one row per (owner, job, note kind). */
+export interface AiWorkspaceNotesTable {
+  id: string;
+  owner_user_id: string;
+  job_id: string;
+  note_kind: string;
+  /** JSON text of the note, at most `JobLimits.noteContentJson` characters. */
+  content_json: string;
+  /** The operation that produced (or last replaced) the note. */
+  operation_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
 /** The kysely schema of durable-ops. */
 export interface Database {
   recovery_operations: RecoveryOperationsTable;
@@ -122,6 +153,8 @@ export interface Database {
   operation_notifications: OperationNotificationsTable;
   owner_settings: OwnerSettingsTable;
   capacity_slots: CapacitySlotsTable;
+  jobs: JobsTable;
+  ai_workspace_notes: AiWorkspaceNotesTable;
 }
 
 /**

@@ -1,5 +1,7 @@
 import type { Runtime } from '../runtime.js';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { JobDtoSchema, jobUrlOf, toJobDto } from '../jobs/job-dto.js';
+import { createJob, getJob } from '../jobs/jobs.js';
 import { admitOperation } from '../operations/admit-operation.js';
 import { OperationDtoSchema, toNotificationDto, toOperationDto } from '../operations/operation-dto.js';
 import { cancelOperation, retryOperation } from '../operations/owner-commands.js';
@@ -8,7 +10,9 @@ import type { OwnerScope } from '../operations/scopes.js';
 import { getOwnSettings, OwnerSettingsDtoSchema, updateOwnSettings } from '../owners/owner-settings.js';
 import { listUnresolved } from '../recovery/unresolved.js';
 import { OPS_READ_SCOPE } from './auth.js';
-import { parseJsonObjectBody } from './json-body.js';
+import { MAX_JOB_BODY_BYTES, parseJsonObjectBody } from './json-body.js';
+import { readStrategySnapshot, requestStrategySnapshot } from '../features/strategy-snapshot/strategy-snapshot.js';
+import { StrategySnapshotDtoSchema, toStrategySnapshotDto } from '../features/strategy-snapshot/strategy-snapshot-dto.js';
 import { jsonResponse } from './json-response.js';
 import { NotificationPageDtoSchema, OperationPageDtoSchema, UnresolvedRecoveryPageDtoSchema } from './page-dto.js';
 
@@ -69,6 +73,15 @@ export type ApiRoute = OwnerRoute | OperatorRoute;
  * - `GET /api/me/settings` — 200 `{plan, aiEnabled, privacyMode}` (defaults for an owner who never changed them).
  * - `PATCH /api/me/settings` — body `{aiEnabled?, privacyMode?}`, at least one; 200 the new settings. The plan is an
  *   entitlement only an operator changes (`npm run owner`), so a body naming it is a 400 like any other unknown key.
+ * - `POST /api/jobs` — body `{title, company, description}` (title and company trimmed, then 1–200 characters;
+ *   description 1–20,000 characters, stored as sent; no other key): **201** + `Location: /api/jobs/{id}` + the job.
+ *   Each POST creates a job (no idempotency key). Its body may be up to `MAX_JOB_BODY_BYTES` (256 KiB).
+ * - `GET /api/jobs/{jobId}` — 200 the job; another owner's job, a missing one and a malformed id are the same 404.
+ * - `POST /api/jobs/{jobId}/strategy-snapshot` — header `Idempotency-Key`, no body: **202** + `Location` and the new
+ *   `strategy.snapshot` operation; **200** with the same operation for a replayed key (`Idempotent-Replayed: true`) or
+ *   while one is already active for the job (DESIGN §7 feature producer). 404 job, 403 / 429 as admission.
+ * - `GET /api/jobs/{jobId}/strategy-snapshot` — cache only, never starts model work: 200 the published snapshot, or 404
+ *   `snapshot_not_found` whose `statusUrl` names the active operation producing it, when there is one.
  * - `GET /api/ops/recovery?state=&limit=` — operators only (JWT scope `ops:read`; anyone else gets 404): 200
  *   `{items}`, the unresolved durable recovery operations, oldest first, each with its module's reconciliation action.
  */
@@ -141,6 +154,42 @@ export const API_ROUTES: readonly ApiRoute[] = [
     path: '/api/me/settings',
     async handle(scope, _deps, event) {
       return jsonResponse(200, OwnerSettingsDtoSchema, await updateOwnSettings(scope, parseJsonObjectBody(event)));
+    },
+  },
+  {
+    access: 'owner',
+    method: 'POST',
+    path: '/api/jobs',
+    async handle(scope, _deps, event) {
+      const dto = toJobDto(await createJob(scope, parseJsonObjectBody(event, MAX_JOB_BODY_BYTES)));
+      return jsonResponse(201, JobDtoSchema, dto, { location: jobUrlOf(dto.id) });
+    },
+  },
+  {
+    access: 'owner',
+    method: 'GET',
+    path: '/api/jobs/{jobId}',
+    async handle(scope, _deps, event) {
+      return jsonResponse(200, JobDtoSchema, toJobDto(await getJob(scope, event.pathParameters?.jobId)));
+    },
+  },
+  {
+    access: 'owner',
+    method: 'POST',
+    path: '/api/jobs/{jobId}/strategy-snapshot',
+    async handle(scope, deps, event) {
+      const { operation, replayed, reused } = await requestStrategySnapshot(scope, deps, event.pathParameters?.jobId, event.headers?.['idempotency-key']);
+      const dto = toOperationDto(operation);
+      if (replayed) return jsonResponse(200, OperationDtoSchema, dto, { 'idempotent-replayed': 'true' });
+      return jsonResponse(reused ? 200 : 202, OperationDtoSchema, dto, { location: dto.statusUrl });
+    },
+  },
+  {
+    access: 'owner',
+    method: 'GET',
+    path: '/api/jobs/{jobId}/strategy-snapshot',
+    async handle(scope, _deps, event) {
+      return jsonResponse(200, StrategySnapshotDtoSchema, toStrategySnapshotDto(await readStrategySnapshot(scope, event.pathParameters?.jobId)));
     },
   },
   {

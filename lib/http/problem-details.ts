@@ -6,15 +6,18 @@ import {
   DurableOpsError,
   IdempotencyKeyReusedError,
   InvalidTransitionError,
+  JobNotFoundError,
   NotEntitledError,
   OperationNotFoundError,
   RetryLimitReachedError,
+  SnapshotNotFoundError,
   UnauthorizedError,
   UnknownTaskTypeError,
   ValidationError,
 } from '../errors.js';
 import { describeError, type Logger } from '../logger.js';
 import { ContentTooLargeError, MethodNotAllowedError, RouteNotFoundError } from './http-errors.js';
+import { statusUrlOf } from '../operations/operation-dto.js';
 
 /** Media type of every error response (RFC 9457 §3). */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -39,6 +42,8 @@ export const ProblemSchema = z.strictObject({
     .array(z.strictObject({ path: z.string().max(200), message: z.string().max(300) }))
     .max(20)
     .optional(),
+  /** Extension member (RFC 9457 §3.2) of a feature's cache miss: the status URL of the operation producing it. */
+  statusUrl: z.string().startsWith('/api/operations/').optional(),
 });
 
 /** See {@link ProblemSchema}. */
@@ -58,6 +63,8 @@ const STATUS_OF: ReadonlyArray<{ readonly error: ErrorClass; readonly status: nu
   { error: UnauthorizedError, status: 401, title: 'Unauthorized' },
   { error: NotEntitledError, status: 403, title: 'Not entitled' },
   { error: OperationNotFoundError, status: 404, title: 'Operation not found' },
+  { error: SnapshotNotFoundError, status: 404, title: 'Snapshot not found' },
+  { error: JobNotFoundError, status: 404, title: 'Job not found' },
   { error: RouteNotFoundError, status: 404, title: 'Not found' },
   { error: MethodNotAllowedError, status: 405, title: 'Method not allowed' },
   { error: InvalidTransitionError, status: 409, title: 'Conflict with the operation state' },
@@ -125,6 +132,7 @@ export function problemResponse(error: unknown, logger: Logger, context: Problem
       ...(issues.length > 0
         ? { errors: issues.slice(0, 20).map((issue) => ({ path: issue.path.slice(0, 200), message: issue.message.slice(0, 300) })) }
         : {}),
+      ...(error instanceof SnapshotNotFoundError && error.activeOperationId ? { statusUrl: statusUrlOf(error.activeOperationId) } : {}),
     },
     headersOf(error),
   );

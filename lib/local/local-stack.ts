@@ -8,6 +8,7 @@ import { createRuntime, type Runtime } from '../runtime.js';
 import { sweepWith } from '../sweeper/sweeper-handler.js';
 import { createWorkerHandler } from '../worker/worker-handler.js';
 import { startLocalQueue, type LocalQueue } from './local-queue.js';
+import { startLocalModels, type LocalModels } from './local-models.js';
 import { startSqsPoller } from './sqs-poller.js';
 
 /** Worker Lambda timeout the local stack simulates, in ms (the Lambda maximum, as in serverless.yml). */
@@ -30,7 +31,9 @@ export interface LocalStack {
  * fauxqs, which then also serves `RESULTS_BUCKET`/`S3_ENDPOINT`, unless `SQS_QUEUE_URL` points at a real or emulated
  * queue; then results follow the configuration), the same API, worker and sweeper handlers as the Lambdas —
  * the API behind a local HTTP server that verifies dev JWTs as the API Gateway JWT authorizer would, the worker fed
- * by an SQS poller honouring partial batch responses, the sweeper on a `SWEEP_INTERVAL_SECONDS` timer.
+ * by an SQS poller honouring partial batch responses, the sweeper on a `SWEEP_INTERVAL_SECONDS` timer. With
+ * `AI_TASKS=1` it also serves the Lambda Invoke API and, unless `MODEL_LOCAL_URL` is set, a deterministic stand-in
+ * model (see `startLocalModels`).
  * @throws {ConfigError} for invalid configuration; driver errors if the database cannot be reached or migrated.
  */
 export async function startLocalStack(config: Config, logger: Logger): Promise<LocalStack> {
@@ -45,7 +48,8 @@ export async function startLocalStack(config: Config, logger: Logger): Promise<L
     endpoint = queue.endpoint;
     results = { RESULTS_BUCKET: bucket, S3_ENDPOINT: queue.endpoint };
   }
-  const effective: Config = Object.freeze({ ...config, SQS_QUEUE_URL: queueUrl, SQS_ENDPOINT: endpoint, ...results });
+  const models: LocalModels | undefined = config.AI_TASKS ? await startLocalModels(config, logger) : undefined;
+  const effective: Config = Object.freeze({ ...config, SQS_QUEUE_URL: queueUrl, SQS_ENDPOINT: endpoint, ...results, ...models?.config });
   const runtime = createRuntime(effective, { logger });
   await migrateToLatest(runtime.store);
 
@@ -73,6 +77,7 @@ export async function startLocalStack(config: Config, logger: Logger): Promise<L
       if (queue) await queue.stop();
       else client.destroy();
       await runtime.close();
+      await models?.stop();
     },
   };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { prepareAdmissionPools, reserveAdmission } from '../capacity/capacity.js';
 import type { CapacityPolicy } from '../capacity/capacity-policy.js';
+import type { TxContext } from '../db/database.js';
 import { inTransaction } from '../db/transaction.js';
 import { IdempotencyKeyReusedError, NotEntitledError, ValidationError } from '../errors.js';
 import { isEntitled, loadOwnerSettings } from '../owners/owner-settings.js';
@@ -30,6 +31,18 @@ export interface Admission {
   readonly operation: OperationRow;
   /** True when the same owner already admitted the same request under this key (HTTP 200 + `Idempotent-Replayed`). */
   readonly replayed: boolean;
+  /** True when {@link AdmissionOptions.reuseActive} found an active operation that is returned instead (HTTP 200). */
+  readonly reused?: boolean;
+}
+
+/** Options of {@link admitOperation} for feature producers (DESIGN §7). */
+export interface AdmissionOptions {
+  /**
+   * Runs inside the admission transaction before the insert; when it returns an operation, that one is returned
+   * (`reused: true`) and nothing is inserted. A producer locks its subject's row here and looks for the owner's active
+   * operation on it, so concurrent requests for one subject end with one operation.
+   */
+  readonly reuseActive?: (tx: TxContext) => Promise<OperationRow | undefined>;
 }
 
 /**
@@ -51,7 +64,13 @@ export interface Admission {
  * @throws {NotEntitledError} the owner's settings do not allow the task type (HTTP 403); nothing written.
  * @throws {CapacityExhaustedError} a per-owner or global limit is full (HTTP 429); no row, no slot, no message.
  */
-export async function admitOperation(scope: OwnerScope, deps: AdmissionDeps, idempotencyKey: unknown, input: unknown): Promise<Admission> {
+export async function admitOperation(
+  scope: OwnerScope,
+  deps: AdmissionDeps,
+  idempotencyKey: unknown,
+  input: unknown,
+  options: AdmissionOptions = {},
+): Promise<Admission> {
   assertOwnerScope(scope);
   const key = parseOrThrow(IdempotencyKeySchema, idempotencyKey, 'Idempotency-Key');
   const request = parseOrThrow(AdmitRequestSchema, input, 'body');
@@ -71,12 +90,23 @@ export async function admitOperation(scope: OwnerScope, deps: AdmissionDeps, ide
     if (existing?.request_hash === hash) return { operation: existing, replayed: true };
     throw new NotEntitledError(request.taskType);
   }
+  if (options.reuseActive) {
+    // A producer's reuse must not hide a replay: the same key answers as a replay (or 422), before any reuse.
+    const existing = await findByIdempotencyKey(store, scope.ownerUserId, request.taskType, key);
+    if (existing) {
+      if (existing.request_hash !== hash) throw new IdempotencyKeyReusedError();
+      return { operation: existing, replayed: true };
+    }
+  }
   const pools = await prepareAdmissionPools(store, deps.capacity, request.taskType, scope.ownerUserId, settings.plan);
   // A duplicate key whose row is gone by the re-read (purged in between) is retried: the next insert succeeds.
   for (let race = 0; ; race++) {
     const id = randomUUID();
+    let reused: OperationRow | undefined;
     try {
       await inTransaction(store, async (tx) => {
+        reused = await options.reuseActive?.(tx);
+        if (reused) return;
         await insertOperation(
           tx,
           {
@@ -105,6 +135,7 @@ export async function admitOperation(scope: OwnerScope, deps: AdmissionDeps, ide
       if (existing.request_hash !== hash) throw new IdempotencyKeyReusedError();
       return { operation: existing, replayed: true };
     }
+    if (reused) return { operation: reused, replayed: false, reused: true };
     const operation = await findOwnedOperation(store, scope.ownerUserId, id);
     if (!operation) throw new Error(`Operation ${id} vanished right after its insert`);
     await sendWakeup(deps, { v: 1, reason: 'admitted', operationId: id });

@@ -3,7 +3,9 @@ import { ensurePool, reserveSlot, routePoolKey } from '../capacity/capacity.js';
 import type { CapacityPolicy } from '../capacity/capacity-policy.js';
 import { inTransaction } from '../db/transaction.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
-import { findClaimedOperation, markClaimed, selectClaimCandidate, type LeaseKey } from './operation.repository.js';
+import type { PrivacyMode } from '../owners/privacy-mode.js';
+import { findClaimedOperation, markClaimed, selectClaimCandidate, type ClaimGroup, type LeaseKey } from './operation.repository.js';
+import { LOCAL_CLAIM_STATUSES, type OperationStatus } from './operation-status.js';
 import { taskPolicy, type OperationPolicy } from './operation-policy.js';
 import { assertWorkerScope, OwnerScope, type WorkerScope } from './scopes.js';
 
@@ -20,6 +22,12 @@ export interface ClaimedOperation extends LeaseKey {
   readonly paramsJson: string;
   /** Lease length in **milliseconds**; each heartbeat extends the lease this far past the database clock. */
   readonly leaseMs: number;
+  /** The state it was claimed from: `waiting_for_external_fallback` means its run goes to the external model route. */
+  readonly claimedFrom: OperationStatus;
+  /** The owner's privacy mode snapshotted at admission (DESIGN §4); routing follows it, never the live setting. */
+  readonly privacyMode: PrivacyMode;
+  /** The opaque subject reference stored at admission. */
+  readonly subject: { readonly type: string; readonly id: string };
 }
 
 /** What a claim needs besides the worker scope. */
@@ -30,41 +38,70 @@ export interface ClaimDeps {
 }
 
 /**
+ * Which model routes the claimer can serve right now (their circuit breakers admit a call, DESIGN §5). Task types
+ * without `model` ignore this.
+ */
+export interface ClaimableRoutes {
+  /** Model tasks in `queued` / `waiting_for_retry` (they run on the local route). */
+  readonly local: boolean;
+  /** Model tasks in `waiting_for_external_fallback` (they run on the external route). */
+  readonly external: boolean;
+}
+
+const EVERY_ROUTE: ClaimableRoutes = Object.freeze({ local: true, external: true });
+
+/** A task type and the lane it may be claimed in: `local` (queued / retry states) or `external` (fallback state). */
+interface Lane {
+  readonly type: string;
+  readonly lane: 'local' | 'external';
+}
+
+/**
  * Claims the best eligible operation among the registered task types (DESIGN §3): highest priority, then oldest;
- * `queued`, or `waiting_for_retry` whose retry time has come; never one past its deadline. One short transaction:
- * `SELECT … FOR UPDATE SKIP LOCKED` then a guarded `UPDATE` by primary key (MariaDB), so concurrent claimers never
- * take the same row and never wait on each other. The new lease token has 256 bits from `crypto.randomBytes`.
+ * `queued`, or waiting (`waiting_for_retry`, `waiting_for_external_fallback`) whose time has come; never one past its
+ * deadline. One short transaction: `SELECT … FOR UPDATE SKIP LOCKED` then a guarded `UPDATE` by primary key (MariaDB),
+ * so concurrent claimers never take the same row and never wait on each other. The new lease token has 256 bits
+ * from `crypto.randomBytes`.
  *
- * Execution limits (DESIGN §4): when the best candidate's task type runs on a limited route (`capacityRoute`), a
- * route slot is reserved in the same transaction; when the route is full, that route's task types are set aside and
- * the next best candidate is tried. A candidate left behind stays as it was — waiting, its attempt not spent.
+ * Model tasks (DESIGN §5) are claimed only on routes in `routes`: while a route's breaker is open, its operations are
+ * left waiting — their attempts not spent — and the sweeper's wake-up re-sends bring them back later.
+ *
+ * Execution limits (DESIGN §4): when the best candidate's task type runs on a limited route (`capacityRoute`; model
+ * tasks: their local runs only), a route slot is reserved in the same transaction; when the route is full, that
+ * route's lanes are set aside and the next best candidate is tried. A candidate left behind stays as it was.
  * @returns the claim, or `null` when nothing is eligible (or every eligible route is full).
  * @throws {ScopeViolationError} when called with anything but a {@link WorkerScope}.
  */
-export async function claimNextOperation(scope: WorkerScope, deps: ClaimDeps): Promise<ClaimedOperation | null> {
+export async function claimNextOperation(scope: WorkerScope, deps: ClaimDeps, routes: ClaimableRoutes = EVERY_ROUTE): Promise<ClaimedOperation | null> {
   assertWorkerScope(scope);
-  const types = deps.registry.types();
-  if (types.length === 0) return null;
+  const lanes: Lane[] = [];
+  for (const type of deps.registry.types()) {
+    const modelTask = deps.registry.get(type).model !== undefined;
+    if (!modelTask || routes.local) lanes.push({ type, lane: 'local' });
+    if (modelTask && routes.external) lanes.push({ type, lane: 'external' });
+  }
+  if (lanes.length === 0) return null;
   const store = scope.store;
-  const routeOf = (type: string) => {
-    const route = deps.registry.get(type).capacityRoute;
+  const slotOf = (lane: Lane) => {
+    const route = lane.lane === 'local' ? deps.registry.get(lane.type).capacityRoute : undefined;
     const limit = route === undefined ? undefined : deps.capacity.routeLimit(route);
     return route === undefined || limit === undefined ? undefined : { key: routePoolKey(route), limit };
   };
-  for (const type of types) {
-    const route = routeOf(type);
-    if (route) await ensurePool(store, route.key, route.limit);
+  for (const lane of lanes) {
+    const slot = slotOf(lane);
+    if (slot) await ensurePool(store, slot.key, slot.limit);
   }
   return inTransaction(store, async (tx) => {
-    let eligible = types;
+    let eligible = lanes;
     for (;;) {
-      const candidate = await selectClaimCandidate(tx, eligible, store.caps.skipLocked);
+      const candidate = await selectClaimCandidate(tx, claimGroups(eligible), store.caps.skipLocked);
       if (!candidate) return null;
       const row = await findClaimedOperation(tx, candidate.id);
       if (!row) return null;
-      const route = routeOf(row.task_type);
-      if (route && !(await reserveSlot(tx, store.caps.skipLocked, route.key, route.limit, row.id))) {
-        eligible = eligible.filter((type) => routeOf(type)?.key !== route.key);
+      const lane: Lane = { type: row.task_type, lane: candidate.status === 'waiting_for_external_fallback' ? 'external' : 'local' };
+      const slot = slotOf(lane);
+      if (slot && !(await reserveSlot(tx, store.caps.skipLocked, slot.key, slot.limit, row.id))) {
+        eligible = eligible.filter((other) => slotOf(other)?.key !== slot.key);
         if (eligible.length === 0) return null;
         continue;
       }
@@ -74,17 +111,30 @@ export async function claimNextOperation(scope: WorkerScope, deps: ClaimDeps): P
         throw new Error(`Claim of locked operation ${candidate.id} changed no row`);
       }
       return {
-      operationId: row.id,
-      ownerUserId: row.owner_user_id,
-      leaseToken,
-      taskType: row.task_type,
-      attempt: row.attempt + 1,
-      maxAttempts: row.max_attempts,
-      paramsJson: row.params_json,
-      leaseMs: policy.leaseMs,
+        operationId: row.id,
+        ownerUserId: row.owner_user_id,
+        leaseToken,
+        taskType: row.task_type,
+        attempt: row.attempt + 1,
+        maxAttempts: row.max_attempts,
+        paramsJson: row.params_json,
+        leaseMs: policy.leaseMs,
+        claimedFrom: candidate.status,
+        privacyMode: row.privacy_mode,
+        subject: { type: row.subject_type, id: row.subject_id },
       };
     }
   });
+}
+
+/** The lanes as SQL groups: the local lane's types in `queued`/`waiting_for_retry`, the external lane's in fallback. */
+function claimGroups(lanes: readonly Lane[]): ClaimGroup[] {
+  const local = lanes.filter((l) => l.lane === 'local').map((l) => l.type);
+  const external = lanes.filter((l) => l.lane === 'external').map((l) => l.type);
+  return [
+    ...(local.length > 0 ? [{ taskTypes: local, statuses: LOCAL_CLAIM_STATUSES }] : []),
+    ...(external.length > 0 ? [{ taskTypes: external, statuses: ['waiting_for_external_fallback' as const] }] : []),
+  ];
 }
 
 /**

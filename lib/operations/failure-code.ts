@@ -8,6 +8,9 @@
  * - `permanent_error`: the handler reported a failure that retrying cannot fix.
  * - `retries_exhausted`: a retryable failure on the final attempt.
  * - `entitlement_revoked`: the owner lost the entitlement the task type requires before it ran (fails closed).
+ * - `invalid_model_output`: the model answered, but not with output that passed the task's schema (DESIGN §5).
+ * - `model_rejected`: the model endpoint refused the request (HTTP 4xx other than 429) or answered too much.
+ * - `subject_not_found`: the subject the operation names (e.g. a job) no longer exists for the owner.
  */
 export const FailureCode = Object.freeze({
   deadlineExceeded: 'deadline_exceeded',
@@ -16,6 +19,9 @@ export const FailureCode = Object.freeze({
   permanentError: 'permanent_error',
   retriesExhausted: 'retries_exhausted',
   entitlementRevoked: 'entitlement_revoked',
+  invalidModelOutput: 'invalid_model_output',
+  modelRejected: 'model_rejected',
+  subjectNotFound: 'subject_not_found',
 } as const);
 
 /** One of the {@link FailureCode} values. */

@@ -7,6 +7,7 @@ import { FieldLimits, truncate } from './field-limits.js';
 import { insertTerminalNotifications } from './notification.repository.js';
 import { findOwnedOperation, updateUnderLease } from './operation.repository.js';
 import type { OperationStatus } from './operation-status.js';
+import type { TaskCompletion } from '../tasks/task-definition.js';
 import { assertOwnerScope, type OwnerScope } from './scopes.js';
 
 function assertLeaseInScope(scope: OwnerScope, lease: ClaimedOperation): void {
@@ -60,6 +61,7 @@ async function finishUnderLease(
   status: Extract<OperationStatus, 'succeeded' | 'failed' | 'cancelled'>,
   failure: { code: FailureCodeValue; message: string } | null,
   requireCancelRequested = false,
+  publish?: TaskCompletion['publish'],
 ): Promise<void> {
   await inTransaction(scope.store, async (tx) => {
     const changed = await updateUnderLease(
@@ -79,6 +81,7 @@ async function finishUnderLease(
     if (changed !== 1) throw new LeaseLostError(lease.operationId);
     await insertTerminalNotifications(tx, [lease.operationId]);
     await releaseCapacity(tx, [lease.operationId], 'all');
+    if (publish) await publish(tx);
   });
 }
 
@@ -94,12 +97,14 @@ async function finishCancelledIfRequested(scope: OwnerScope, lease: ClaimedOpera
 }
 
 /**
- * `running → succeeded`, with its notification, in one transaction.
- * @throws {LeaseLostError} when the lease is gone; nothing changed.
+ * `running → succeeded`, with its notification and the task's published result (if it returned a
+ * {@link TaskCompletion}), in one transaction: the result exists if and only if the operation succeeded.
+ * @throws {LeaseLostError} when the lease is gone; nothing changed and nothing was published.
+ * @throws whatever `completion.publish` throws; nothing changed.
  */
-export async function completeOperation(scope: OwnerScope, lease: ClaimedOperation): Promise<void> {
+export async function completeOperation(scope: OwnerScope, lease: ClaimedOperation, completion?: TaskCompletion): Promise<void> {
   assertLeaseInScope(scope, lease);
-  await finishUnderLease(scope, lease, 'succeeded', null);
+  await finishUnderLease(scope, lease, 'succeeded', null, false, completion?.publish);
 }
 
 /**
@@ -115,7 +120,10 @@ export async function acknowledgeCancel(scope: OwnerScope, lease: ClaimedOperati
  * How an attempt failed (DESIGN §5 classification). `entitlement_revoked`: the owner lost the entitlement before the
  * run, which fails closed at once.
  */
-export type FailureKind = 'retryable' | 'permanent' | 'timeout' | 'entitlement_revoked';
+export type FailureKind = 'retryable' | 'permanent' | 'timeout' | 'entitlement_revoked' | 'invalid_model_output' | 'model_rejected' | 'subject_not_found';
+
+/** Failure kinds that end the operation at once, whatever attempts are left. */
+const FINAL_KINDS: ReadonlySet<FailureKind> = new Set<FailureKind>(['permanent', 'entitlement_revoked', 'invalid_model_output', 'model_rejected', 'subject_not_found']);
 
 /** What {@link failOperation} decided. `retryInMs` is set when the operation waits for another attempt. */
 export interface FailureOutcome {
@@ -143,13 +151,16 @@ export async function failOperation(
   assertLeaseInScope(scope, lease);
   if (await finishCancelledIfRequested(scope, lease)) return { status: 'cancelled' };
   const attemptsLeft = lease.attempt < lease.maxAttempts;
-  const final = failure.kind === 'permanent' || failure.kind === 'entitlement_revoked' || !attemptsLeft;
+  const final = FINAL_KINDS.has(failure.kind) || !attemptsLeft;
   if (final) {
     const codes: Record<FailureKind, FailureCodeValue> = {
       permanent: FailureCode.permanentError,
       entitlement_revoked: FailureCode.entitlementRevoked,
       timeout: FailureCode.timeout,
       retryable: FailureCode.retriesExhausted,
+      invalid_model_output: FailureCode.invalidModelOutput,
+      model_rejected: FailureCode.modelRejected,
+      subject_not_found: FailureCode.subjectNotFound,
     };
     const code = codes[failure.kind];
     await finishUnderLease(scope, lease, 'failed', { code, message: failure.message });
@@ -169,4 +180,29 @@ export async function failOperation(
     await releaseCapacity(tx, [lease.operationId], 'execution');
   });
   return { status: 'waiting_for_retry', retryInMs: retryDelayMs };
+}
+
+/**
+ * `running → waiting_for_external_fallback` (DESIGN §2, §5): the local model route failed retryably and the operation
+ * may use the external route, so it becomes claimable at once — by a claimer holding the external route — and is due a
+ * wake-up `wakeAfterMs` from now if none arrived. The execution (route) slot is given back; admission slots are kept.
+ * As in {@link failOperation}, an owner's cancel requested meanwhile wins: the operation becomes `cancelled`.
+ * @throws {LeaseLostError} when the lease is gone; nothing changed.
+ */
+export async function fallBackToExternal(scope: OwnerScope, lease: ClaimedOperation, message: string, wakeAfterMs: number): Promise<FailureOutcome['status'] | 'waiting_for_external_fallback'> {
+  assertLeaseInScope(scope, lease);
+  if (await finishCancelledIfRequested(scope, lease)) return 'cancelled';
+  await inTransaction(scope.store, async (tx) => {
+    const changed = await updateUnderLease(tx, lease, (now) => ({
+      status: 'waiting_for_external_fallback',
+      lease_token: null,
+      lease_expires_at: null,
+      available_at: now,
+      wake_at: tx.timeAt(wakeAfterMs),
+      failure_message: truncate(message, FieldLimits.failureMessage),
+    }));
+    if (changed !== 1) throw new LeaseLostError(lease.operationId);
+    await releaseCapacity(tx, [lease.operationId], 'execution');
+  });
+  return 'waiting_for_external_fallback';
 }

@@ -36,8 +36,14 @@ export const ACTIVE_STATUSES: readonly OperationStatus[] = Object.freeze([
   'waiting_for_external_fallback',
 ] as const);
 
-/** States a worker may claim from (external fallback claims arrive with external routing, DESIGN §5). */
-export const CLAIMABLE_STATUSES: readonly OperationStatus[] = Object.freeze(['queued', 'waiting_for_retry'] as const);
+/**
+ * States a worker may claim from. A claim from `waiting_for_external_fallback` runs on the external model route
+ * (DESIGN §5); the other two run as usual (model tasks: on the local route).
+ */
+export const CLAIMABLE_STATUSES: readonly OperationStatus[] = Object.freeze(['queued', 'waiting_for_retry', 'waiting_for_external_fallback'] as const);
+
+/** Claimable states whose claim runs a model task on its local route (every other task type: its only route). */
+export const LOCAL_CLAIM_STATUSES: readonly OperationStatus[] = Object.freeze(['queued', 'waiting_for_retry'] as const);
 
 /** States in which an operation waits without a worker: cancel is immediate, the deadline applies. */
 export const WAITING_STATUSES: readonly OperationStatus[] = Object.freeze([

@@ -1,6 +1,6 @@
 import type { Insertable, Selectable, UpdateObject } from 'kysely';
 import type { Database, DbContext, OperationsTable, TxContext } from '../db/database.js';
-import { CLAIMABLE_STATUSES, WAITING_STATUSES, type OperationStatus } from './operation-status.js';
+import { ACTIVE_STATUSES, CLAIMABLE_STATUSES, WAITING_STATUSES, type OperationStatus } from './operation-status.js';
 
 /**
  * SQL for the `operations` table (STYLE §2): each function runs one statement and returns rows or a row
@@ -75,6 +75,26 @@ export async function findOwnedOperation(ctx: DbContext, ownerUserId: string, id
   return ctx.db.selectFrom('operations').selectAll().where('id', '=', id).where('owner_user_id', '=', ownerUserId).executeTakeFirst();
 }
 
+/** The owner's newest active operation of `taskType` on one subject, if any (DESIGN §7: producers reuse active work). */
+export async function findActiveForSubject(
+  ctx: DbContext,
+  ownerUserId: string,
+  taskType: string,
+  subject: { readonly type: string; readonly id: string },
+): Promise<OperationRow | undefined> {
+  return ctx.db
+    .selectFrom('operations')
+    .selectAll()
+    .where('owner_user_id', '=', ownerUserId)
+    .where('subject_type', '=', subject.type)
+    .where('subject_id', '=', subject.id)
+    .where('task_type', '=', taskType)
+    .where('status', 'in', ACTIVE_STATUSES)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
 /** Keyset position in a newest-first listing. */
 export interface ListPosition {
   readonly createdAt: string;
@@ -104,22 +124,27 @@ export async function listOwnedOperations(ctx: DbContext, ownerUserId: string, q
   return select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
 }
 
+/** A set of task types and the states in which a claim may take them. */
+export interface ClaimGroup {
+  readonly taskTypes: readonly string[];
+  readonly statuses: readonly OperationStatus[];
+}
+
 /**
- * Picks the best claimable operation among `taskTypes`: highest priority, then oldest `available_at`; never one
+ * Picks the best claimable operation in any of `groups`: highest priority, then oldest `available_at`; never one
  * past its deadline. On MariaDB the row is locked `FOR UPDATE SKIP LOCKED`, so concurrent claimers take different
  * rows instead of waiting on each other.
  */
 export async function selectClaimCandidate(
   ctx: TxContext,
-  taskTypes: readonly string[],
+  groups: readonly ClaimGroup[],
   skipLocked: boolean,
 ): Promise<Pick<OperationRow, 'id' | 'status'> | undefined> {
   const now = ctx.timeAt();
   const select = ctx.db
     .selectFrom('operations')
     .select(['id', 'status'])
-    .where('status', 'in', CLAIMABLE_STATUSES)
-    .where('task_type', 'in', taskTypes)
+    .where((eb) => eb.or(groups.map((g) => eb.and([eb('status', 'in', g.statuses), eb('task_type', 'in', g.taskTypes)]))))
     .where('available_at', '<=', now)
     .where('deadline_at', '>', now)
     .orderBy('priority', 'desc')

@@ -1,10 +1,20 @@
 import type { z } from 'zod';
+import type { ModelSession } from '../ai/model-session.js';
+import type { TxContext } from '../db/database.js';
+import type { OwnerScope } from '../operations/scopes.js';
 import type { ResultObjects } from '../results/result-objects.js';
 
 /** What a task handler receives for one attempt. */
 export interface TaskContext<P> {
   readonly operationId: string;
   readonly ownerUserId: string;
+  /**
+   * The owner scope the attempt runs in (DESIGN §3): a task reads the owner's own rows (e.g. the job a feature names
+   * as its subject) through it, never by id alone.
+   */
+  readonly scope: OwnerScope;
+  /** The opaque subject reference stored at admission (`{type, id}`); the task rehydrates what it names. */
+  readonly subject: { readonly type: string; readonly id: string };
   /** The params, already validated against the task's `paramsSchema`. */
   readonly params: P;
   /** 1-based attempt number within the current cycle. */
@@ -25,6 +35,32 @@ export interface TaskContext<P> {
    * `RESULTS_BUCKET` is configured, so a task must treat it as optional.
    */
   readonly results?: ResultObjects;
+  /**
+   * The model route this attempt runs on (DESIGN §5), present only for task types that declare `model`: local first;
+   * the external route only on a claim from `waiting_for_external_fallback`. It records provenance and feeds the
+   * route's circuit breaker; by default it allows one inference per attempt.
+   */
+  readonly model?: ModelSession;
+}
+
+/**
+ * What a successful run may return: `publish` runs inside the transaction that marks the operation `succeeded` (with
+ * its notification), under the lease — so what it writes exists if and only if the operation succeeded. It must only
+ * write through `tx`; when the lease was lost meanwhile, the transaction rolls back and nothing is published.
+ */
+export interface TaskCompletion {
+  publish(tx: TxContext): Promise<void>;
+}
+
+/** How a task type uses model routes (DESIGN §5). */
+export interface TaskModelUse {
+  /**
+   * Puts the task type on the external allowlist: after a retryable failure of the local route, an operation whose
+   * privacy snapshot is `external_allowed` may fall back to the external route. @default false (local routes only)
+   */
+  readonly externalAllowed?: boolean;
+  /** Model calls allowed in one attempt. @default 1 */
+  readonly inferencesPerAttempt?: number;
 }
 
 /** Retry policy of a task type. Delays in **milliseconds**. */
@@ -37,7 +73,7 @@ export interface RetryPolicy {
 
 /**
  * A task handler's registration (DESIGN §5): its type, params schema, priority, attempts, timeout, lease, retry
- * policy, entitlement and capacity route. External routing arrives with a later issue.
+ * policy, entitlement, capacity route and model use (whether external routes are allowed).
  */
 export interface TaskDefinition<S extends z.ZodType = z.ZodType> {
   /** Matches `TASK_TYPE_PATTERN`, e.g. `demo.wait`. */
@@ -66,8 +102,17 @@ export interface TaskDefinition<S extends z.ZodType = z.ZodType> {
    * `route:local-model`, limit from the capacity file's `routes`). @default none: unlimited
    */
   readonly capacityRoute?: string;
-  /** Runs one attempt. Throw {@link RetryableTaskError} / {@link PermanentTaskError} to classify a failure. */
-  run(context: TaskContext<z.output<S>>): Promise<void>;
+  /**
+   * Declares a model task (DESIGN §5): its attempts get `context.model`, run local-first, wait while the route's circuit
+   * breaker is open, and classify model failures (timeout, 5xx, connection: retryable; 4xx, invalid output: permanent).
+   * The capacity route, if any, bounds local runs only. @default not a model task
+   */
+  readonly model?: TaskModelUse;
+  /**
+   * Runs one attempt. Throw {@link RetryableTaskError} / {@link PermanentTaskError} to classify a failure; return a
+   * {@link TaskCompletion} to publish a result in the same transaction as the success.
+   */
+  run(context: TaskContext<z.output<S>>): Promise<void | TaskCompletion>;
 }
 
 /**
@@ -80,7 +125,15 @@ export class RetryableTaskError extends Error {
 
 /** Thrown by a task handler for a failure that retrying cannot fix: the operation fails at once. */
 export class PermanentTaskError extends Error {
-  override readonly name = 'PermanentTaskError';
+  override readonly name: string = 'PermanentTaskError';
+}
+
+/**
+ * Thrown by a task handler when the subject its operation names (e.g. the owner's job) no longer exists for the owner:
+ * the operation fails at once with the code `subject_not_found`.
+ */
+export class SubjectNotFoundError extends PermanentTaskError {
+  override readonly name = 'SubjectNotFoundError';
 }
 
 /** Identity helper that keeps the params type of a task definition. */

@@ -3,14 +3,19 @@ import { LeaseLostError, ValidationError } from '../errors.js';
 import { describeError, type Logger } from '../logger.js';
 import { retryDelayMs } from '../operations/backoff.js';
 import type { ClaimedOperation } from '../operations/claim-operation.js';
-import { acknowledgeCancel, completeOperation, failOperation, heartbeat, type FailureKind } from '../operations/lease-operations.js';
+import { acknowledgeCancel, completeOperation, failOperation, fallBackToExternal, heartbeat, type FailureKind } from '../operations/lease-operations.js';
 import { sendWakeup } from '../operations/admit-operation.js';
 import { taskPolicy, type OperationPolicy } from '../operations/operation-policy.js';
 import type { OwnerScope } from '../operations/scopes.js';
 import { isEntitled, loadOwnerSettings } from '../owners/owner-settings.js';
 import type { WakeupSender } from '../queue/wakeup-sender.js';
 import type { ResultObjects } from '../results/result-objects.js';
-import { PermanentTaskError, type TaskContext } from '../tasks/task-definition.js';
+import { PermanentTaskError, SubjectNotFoundError, type TaskCompletion, type TaskContext } from '../tasks/task-definition.js';
+import type { BreakerPermit } from '../ai/circuit-breaker.js';
+import type { ModelRoutes } from '../ai/model-routes.js';
+import { openModelSession } from '../ai/model-session.js';
+import { externalAllowed } from '../ai/route-permits.js';
+import { ModelCallError } from '../models/model-errors.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
 import { parseOrThrow } from '../operations/zod-issues.js';
 
@@ -24,10 +29,12 @@ export interface RunDeps {
   readonly random?: () => number;
   /** Result-object publishing handed to tasks as `TaskContext.results`. @default none (not configured) */
   readonly results?: ResultObjects;
+  /** The model routes of model tasks (DESIGN §5). @default none: a model task's run fails retryably */
+  readonly models?: ModelRoutes;
 }
 
 /** How one run ended. `lease_lost` means another party owns the operation now and nothing was written. */
-export type RunOutcome = 'succeeded' | 'waiting_for_retry' | 'failed' | 'cancelled' | 'lease_lost';
+export type RunOutcome = 'succeeded' | 'waiting_for_retry' | 'waiting_for_external_fallback' | 'failed' | 'cancelled' | 'lease_lost';
 
 /** Milliseconds kept back from the Lambda's remaining time for the final write. */
 export const TIMEOUT_SAFETY_MS = 5_000;
@@ -47,9 +54,15 @@ type AbortCause = 'cancel' | 'lease_lost' | 'timeout';
  *  claim ── heartbeat ── run ─┬─ ok ─────────────── complete            → succeeded (+ notification)
  *                             ├─ cancel seen ─────── acknowledge-cancel  → cancelled (+ notification)
  *                             ├─ timeout / error ─── fail                → waiting_for_retry | failed
+ *                             ├─ local model failed, external allowed ──→ waiting_for_external_fallback
  *                             └─ lease lost ──────── (write nothing: the sweeper or another worker owns it)
  * ```
+ * A model task (DESIGN §5) gets `context.model` on the route its claim chose — local, or external on a claim from
+ * `waiting_for_external_fallback` — which records provenance and feeds the route's breaker. Its retryable failures
+ * (timeout, 5xx, connection) on the local route fall back to the external route when {@link externalAllowed} and an
+ * attempt is left; invalid output ends as `invalid_model_output`, a refused request as `model_rejected`.
  * @param remainingMs the invocation's remaining time in ms (Lambda `context.getRemainingTimeInMillis`).
+ * @param modelPermit the breaker permit the claimer took for the run's model route. @default a plain permit
  * @throws database errors other than a lost lease (the SQS message is then retried; the lease will expire).
  */
 export async function runClaimedOperation(
@@ -57,6 +70,7 @@ export async function runClaimedOperation(
   claim: ClaimedOperation,
   deps: RunDeps,
   remainingMs: () => number,
+  modelPermit: BreakerPermit = { trial: false },
 ): Promise<RunOutcome> {
   const log = { operationId: claim.operationId, taskType: claim.taskType, attempt: claim.attempt };
   try {
@@ -94,6 +108,25 @@ export async function runClaimedOperation(
       }
     };
     const timeoutMs = Math.max(1, Math.min(policy.timeoutMs, remainingMs() - TIMEOUT_SAFETY_MS));
+    const timesOutAt = Date.now() + timeoutMs;
+    const route = task.model ? (claim.claimedFrom === 'waiting_for_external_fallback' ? deps.models?.external : deps.models?.local) : undefined;
+    if (task.model && (!route || (route.name === 'external' && !externalAllowed(task, claim.privacyMode, deps.models)))) {
+      // Fail closed: the route is not configured here, or the operation may no longer leave the local route.
+      if (route) route.breaker.release(modelPermit);
+      return await fail(owner, claim, deps, 'retryable', `model route ${route?.name ?? 'local'} is not available to this operation`, policy.retry);
+    }
+    const model = route
+      ? openModelSession({
+          route,
+          permit: modelPermit,
+          owner,
+          claim,
+          signal: controller.signal,
+          taskTimeLeftMs: () => timesOutAt - Date.now(),
+          requestTimeoutMs: deps.models?.requestTimeoutMs ?? timeoutMs,
+          ...(task.model?.inferencesPerAttempt ? { inferencesPerAttempt: task.model.inferencesPerAttempt } : {}),
+        })
+      : undefined;
     const timeout = setTimeout(() => abort('timeout'), timeoutMs);
     // A task type may lease for less than the process-wide heartbeat; beat at least three times per lease.
     const heartbeatMs = Math.min(deps.policy.heartbeatMs, Math.floor(policy.leaseMs / 3));
@@ -116,11 +149,14 @@ export async function runClaimedOperation(
     const context: TaskContext<unknown> = {
       operationId: claim.operationId,
       ownerUserId: claim.ownerUserId,
+      scope: owner,
+      subject: claim.subject,
       params,
       attempt: claim.attempt,
       maxAttempts: claim.maxAttempts,
       signal: controller.signal,
       results: deps.results,
+      ...(model ? { model: model.session } : {}),
       reportProgress: (percent, stage) => {
         if (controller.signal.aborted) return Promise.reject(controller.signal.reason as Error);
         return beat({ percent, stage });
@@ -128,6 +164,7 @@ export async function runClaimedOperation(
     };
     let failure: unknown;
     let succeeded = false;
+    let completion: TaskCompletion | undefined;
     let settled = false;
     // Race the handler against its signal: a handler that ignores the abort cannot hold the lease past its timeout
     // or a cancel for long. After an abort it gets a bounded grace (still heartbeating, so its execution slot is not
@@ -137,8 +174,9 @@ export async function runClaimedOperation(
     const running = Promise.resolve()
       .then(() => task.run(context))
       .then(
-        () => {
+        (returned) => {
           succeeded = true;
+          if (returned) completion = returned;
         },
         (error: unknown) => {
           failure = error;
@@ -157,6 +195,7 @@ export async function runClaimedOperation(
       stopped = true;
       clearTimeout(timeout);
       clearTimeout(beatTimer);
+      model?.close();
       await beating;
     }
 
@@ -165,14 +204,19 @@ export async function runClaimedOperation(
       await acknowledgeCancel(owner, claim);
       return 'cancelled';
     }
-    if (cause === 'timeout') return await fail(owner, claim, deps, 'timeout', `timed out after ${timeoutMs} ms`, policy.retry);
-    if (succeeded) {
-      await completeOperation(owner, claim);
+    if (succeeded && cause === undefined) {
+      await completeOperation(owner, claim, completion);
       return 'succeeded';
     }
-    if (failure instanceof ValidationError) return await fail(owner, claim, deps, 'permanent', failure.message, policy.retry);
-    const kind: FailureKind = failure instanceof PermanentTaskError ? 'permanent' : 'retryable';
-    return await fail(owner, claim, deps, kind, describeError(failure).errorMessage as string, policy.retry);
+    const verdict = cause === 'timeout' ? { kind: 'timeout' as const, message: `timed out after ${timeoutMs} ms` } : classifyFailure(failure);
+    const localRouteFailed =
+      route?.name === 'local' && (verdict.kind === 'timeout' || (verdict.kind === 'retryable' && failure instanceof ModelCallError));
+    if (localRouteFailed && claim.attempt < claim.maxAttempts && externalAllowed(task, claim.privacyMode, deps.models)) {
+      const status = await fallBackToExternal(owner, claim, `local route: ${verdict.message}`, deps.policy.wakeupResendMs);
+      if (status === 'waiting_for_external_fallback') await sendWakeup(deps, { v: 1, reason: 'retry', operationId: claim.operationId });
+      return status;
+    }
+    return await fail(owner, claim, deps, verdict.kind, verdict.message, policy.retry);
   } catch (error) {
     if (error instanceof LeaseLostError) {
       deps.logger.warn('lease lost; leaving the operation to its new owner', log);
@@ -180,6 +224,23 @@ export async function runClaimedOperation(
     }
     throw error;
   }
+}
+
+/**
+ * The failure kind and operator message of a failed run (DESIGN §5 classification): model failures by their bounded
+ * code (timeout, 5xx, 429, connection: retryable; invalid output, 4xx, oversize: permanent), typed task errors by class,
+ * anything else retryable.
+ */
+function classifyFailure(failure: unknown): { kind: FailureKind; message: string } {
+  const message = describeError(failure).errorMessage as string;
+  if (failure instanceof ModelCallError) {
+    if (failure.failure === 'invalid_output') return { kind: 'invalid_model_output', message };
+    if (failure.failure === 'timeout') return { kind: 'timeout', message };
+    return { kind: failure.retryable || failure.failure === 'aborted' ? 'retryable' : 'model_rejected', message };
+  }
+  if (failure instanceof SubjectNotFoundError) return { kind: 'subject_not_found', message };
+  if (failure instanceof ValidationError || failure instanceof PermanentTaskError) return { kind: 'permanent', message };
+  return { kind: 'retryable', message };
 }
 
 async function fail(

@@ -4,7 +4,8 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import type { Store } from '../db/store.js';
 import { describeError } from '../logger.js';
 import { sendWakeup } from '../operations/admit-operation.js';
-import { claimNextOperation, enterOwnerScope, type ClaimDeps } from '../operations/claim-operation.js';
+import { claimNextOperation, enterOwnerScope, type ClaimDeps, type ClaimedOperation } from '../operations/claim-operation.js';
+import { acquireRoutePermits, claimableRoutes, releaseRoutePermits } from '../ai/route-permits.js';
 import { WorkerScope } from '../operations/scopes.js';
 import { parseWakeupMessage } from '../queue/wakeup-message.js';
 import { runClaimedOperation, type RunDeps, type RunOutcome } from './run-claimed-operation.js';
@@ -22,15 +23,26 @@ export interface WorkerDeps extends RunDeps, ClaimDeps {
  */
 export async function processWakeup(deps: WorkerDeps, remainingMs: () => number): Promise<RunOutcome | 'idle'> {
   const worker = new WorkerScope(deps.store);
-  const claim = await claimNextOperation(worker, deps);
+  // Model routes whose breaker is open are not claimed for: their operations wait, attempts unspent (DESIGN §5).
+  const permits = acquireRoutePermits(deps.models);
+  let claim: ClaimedOperation | null;
+  try {
+    claim = await claimNextOperation(worker, deps, claimableRoutes(permits));
+  } catch (error) {
+    releaseRoutePermits(deps.models, permits);
+    throw error;
+  }
+  const route = claim && deps.registry.get(claim.taskType).model ? (claim.claimedFrom === 'waiting_for_external_fallback' ? 'external' : 'local') : undefined;
+  releaseRoutePermits(deps.models, permits, route);
   if (!claim) return 'idle';
-  deps.logger.info('operation claimed', { operationId: claim.operationId, taskType: claim.taskType, attempt: claim.attempt });
-  const outcome = await runClaimedOperation(enterOwnerScope(worker, claim), claim, deps, remainingMs);
+  deps.logger.info('operation claimed', { operationId: claim.operationId, taskType: claim.taskType, attempt: claim.attempt, ...(route ? { modelRoute: route } : {}) });
+  const permit = (route && permits[route]) || undefined;
+  const outcome = await runClaimedOperation(enterOwnerScope(worker, claim), claim, deps, remainingMs, permit);
   deps.logger.info('operation attempt ended', { operationId: claim.operationId, outcome });
   // A run on a limited route freed its slot: wake a worker for whatever waited on that route, instead of leaving it
   // to the sweeper's next re-send.
-  const route = deps.registry.get(claim.taskType).capacityRoute;
-  if (route !== undefined && deps.capacity.routeLimit(route) !== undefined) {
+  const capacityRoute = deps.registry.get(claim.taskType).capacityRoute;
+  if (capacityRoute !== undefined && deps.capacity.routeLimit(capacityRoute) !== undefined) {
     await sendWakeup(deps, { v: 1, reason: 'capacity_freed', operationId: claim.operationId });
   }
   return outcome;

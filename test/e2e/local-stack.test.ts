@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { parseModelAttempts } from '../../lib/ai/model-provenance.js';
+import { openStore } from '../../lib/db/store.js';
 import { signDevToken } from '../../lib/http/auth.js';
 import { freePort } from '../support/free-port.js';
 import { startStackProcess, type StackProcess } from '../support/local-stack-process.js';
@@ -20,7 +22,7 @@ describe('local stack (npm start) end to end', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('the README walk-through runs as printed and ends with demo.wait succeeded', async () => {
+  it('the README walk-through runs as printed: demo.wait, cancel and retry, then a strategy snapshot from the stand-in model', async () => {
     const port = await freePort();
     const stack = await startStackProcess(port, { ...FAST, DATABASE_URL: `sqlite:${dir}/walkthrough.sqlite` });
     running.push(stack);
@@ -31,7 +33,38 @@ describe('local stack (npm start) end to end', () => {
       env: { ...process.env, BASE: stack.url, DEV_JWT_SECRET: SECRET, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
       timeout: 120_000,
     });
-    expect(stdout.trim().split('\n').at(-1)).toBe('succeeded');
+    const lines = stdout.trim().split('\n');
+    expect(lines).toContain('{"status":404,"code":"snapshot_not_found"}');
+    expect(lines.some((line) => line.startsWith('second request: the same operation '))).toBe(true);
+    expect(lines.some((line) => /^\{"status":404,"code":"snapshot_not_found","statusUrl":"\/api\/operations\/[0-9a-f-]{36}"\}$/.test(line))).toBe(true);
+    expect(lines.find((line) => line.startsWith('{"summary":'))).toContain('[stand-in]');
+    expect(lines.at(-1)).toBe('succeeded');
+  });
+
+  it('a lambda: model route goes through the local Lambda Invoke API (the @aws-sdk/client-lambda path)', async () => {
+    const port = await freePort();
+    const database = `${dir}/lambda-route.sqlite`;
+    const stack = await startStackProcess(port, { ...FAST, DATABASE_URL: `sqlite:${database}`, MODEL_LOCAL_URL: 'lambda:durable-ops-model-stand-in' });
+    running.push(stack);
+    const token = await signDevToken('lambda-owner', SECRET);
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const job = await fetch(`${stack.url}/api/jobs`, { method: 'POST', headers, body: JSON.stringify({ title: 'SRE', company: 'Acme', description: 'On call.' }) });
+    const { id: jobId } = (await job.json()) as { id: string };
+    const requested = await fetch(`${stack.url}/api/jobs/${jobId}/strategy-snapshot`, { method: 'POST', headers: { ...headers, 'idempotency-key': 'lambda-1' } });
+    expect(requested.status).toBe(202);
+    await waitFor(async () => (await fetch(`${stack.url}/api/jobs/${jobId}/strategy-snapshot`, { headers })).status === 200, {
+      timeoutMs: 30_000,
+      what: 'the snapshot to be published',
+    });
+    const store = openStore(`sqlite:${database}`);
+    try {
+      const row = await store.db.selectFrom('operations').select('model_attempts').executeTakeFirstOrThrow();
+      expect(parseModelAttempts(row.model_attempts)).toEqual([
+        { attempt: 1, route: 'local', provider: 'lambda', model: 'durable-ops-stand-in', outcome: 'ok' },
+      ]);
+    } finally {
+      await store.destroy();
+    }
   });
 
   it('SIGKILL mid-operation, restart with every SQS message lost: the operation succeeds on attempt 2', async () => {

@@ -1,0 +1,106 @@
+import type { z } from 'zod';
+import type { ChatMessage } from '../models/chat-protocol.js';
+import { ModelCallError, type ModelFailure } from '../models/model-errors.js';
+import { requestStructured } from '../models/structured-output.js';
+import type { ClaimedOperation } from '../operations/claim-operation.js';
+import type { OwnerScope } from '../operations/scopes.js';
+import { PermanentTaskError } from '../tasks/task-definition.js';
+import type { BreakerPermit } from './circuit-breaker.js';
+import type { ModelRouteName } from './model-provenance.js';
+import type { ModelRoute } from './model-routes.js';
+import { recordModelAttempt } from './record-model-attempt.js';
+
+/** One structured model request: chat messages, the zod schema the answer must satisfy, its name, a token cap. */
+export interface StructuredRequest<S extends z.ZodType> {
+  readonly messages: readonly ChatMessage[];
+  readonly schema: S;
+  /** Name of the JSON schema sent as `response_format.json_schema.name` (`[a-zA-Z0-9_-]{1,64}`). */
+  readonly schemaName: string;
+  /** Upper bound of generated tokens. */
+  readonly maxTokens?: number;
+}
+
+/** The model route of one attempt, as a task handler sees it (`TaskContext.model`). */
+export interface ModelSession {
+  /** `local`, or `external` on a claim from `waiting_for_external_fallback`. */
+  readonly route: ModelRouteName;
+  /**
+   * Makes one structured request on the attempt's route and returns the answer validated against `schema` (DESIGN §5:
+   * nothing is published before full validation). Provenance is stored under the lease and the route's breaker learns
+   * the outcome, success or failure.
+   * @throws {ModelCallError} with a bounded `failure` code (timeout, server_error, rejected, invalid_output, …).
+   * @throws {PermanentTaskError} when the attempt already made its allowed number of calls.
+   * @throws {LeaseLostError} when the lease was lost meanwhile (the provenance write is refused).
+   */
+  requestStructured<S extends z.ZodType>(request: StructuredRequest<S>): Promise<z.output<S>>;
+}
+
+/** Failures that say the route is unwell and count towards opening its breaker; the rest prove it answered. */
+const ROUTE_FAILURES: ReadonlySet<ModelFailure> = new Set<ModelFailure>(['timeout', 'connection', 'server_error', 'rate_limited', 'invalid_response', 'function_error']);
+
+/** What {@link openModelSession} needs. */
+export interface ModelSessionOptions {
+  readonly route: ModelRoute;
+  /** The breaker permit the claim took for this route; settled by the first call, or released by `close`. */
+  readonly permit: BreakerPermit;
+  readonly owner: OwnerScope;
+  readonly claim: ClaimedOperation;
+  /** Aborted on cancel, lease loss or task timeout: aborts the request in flight. */
+  readonly signal: AbortSignal;
+  /** Ms left before the task's own timeout; each request ends (as `timeout`) a little before it. */
+  readonly taskTimeLeftMs: () => number;
+  readonly requestTimeoutMs: number;
+  /** @default 1 */
+  readonly inferencesPerAttempt?: number;
+}
+
+/** Ms a request's own timeout keeps before the task timeout, so a hanging model is reported as a model `timeout`. */
+const TASK_TIMEOUT_MARGIN_MS = 50;
+
+/**
+ * Opens the {@link ModelSession} of one attempt. `close()` gives the breaker permit back when no call was made (the
+ * run ended before its inference), so a half-open breaker is not left waiting for a trial that never happens.
+ */
+export function openModelSession(options: ModelSessionOptions): { session: ModelSession; close(): void } {
+  const { route, owner, claim } = options;
+  const limit = options.inferencesPerAttempt ?? 1;
+  let calls = 0;
+  let settled = false;
+  const settle = (outcome: 'ok' | ModelFailure) => {
+    settled = true;
+    if (outcome === 'aborted') route.breaker.release(options.permit);
+    else if (outcome !== 'ok' && ROUTE_FAILURES.has(outcome)) route.breaker.recordFailure();
+    else route.breaker.recordSuccess();
+  };
+  const session: ModelSession = {
+    route: route.name,
+    async requestStructured(request) {
+      if (calls >= limit) throw new PermanentTaskError(`the task made more than ${limit} model call(s) in one attempt`);
+      calls += 1;
+      const timeoutMs = Math.max(1, Math.min(options.requestTimeoutMs, options.taskTimeLeftMs() - TASK_TIMEOUT_MARGIN_MS));
+      let outcome: 'ok' | ModelFailure = 'ok';
+      let model = route.provider.model;
+      try {
+        const answer = await requestStructured(
+          route.provider,
+          { messages: request.messages, schema: request.schema, schemaName: request.schemaName, ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}) },
+          { signal: options.signal, timeoutMs },
+        );
+        model = answer.model;
+        return answer.output as z.output<typeof request.schema>;
+      } catch (error) {
+        outcome = error instanceof ModelCallError ? error.failure : 'connection';
+        throw error;
+      } finally {
+        settle(outcome);
+        await recordModelAttempt(owner, claim, { attempt: claim.attempt, route: route.name, provider: route.provider.kind, model: model.slice(0, 64), outcome });
+      }
+    },
+  };
+  return {
+    session,
+    close: () => {
+      if (!settled) route.breaker.release(options.permit);
+    },
+  };
+}
