@@ -21,6 +21,7 @@ export {
   OperationNotFoundError,
   RetryLimitReachedError,
   ScopeViolationError,
+  SnapshotNotFoundError,
   SecretInEvidenceError,
   UnauthorizedError,
   UnknownTaskTypeError,
@@ -38,12 +39,13 @@ export { ALL_STATUSES, OperationStatus, TERMINAL_STATUSES, TRANSITIONS, isTermin
 export { FailureCode } from './operations/failure-code.js';
 export { OwnerScope, WorkerScope } from './operations/scopes.js';
 export { AdmitRequestSchema, IdempotencyKeySchema, type AdmitRequest } from './operations/admission-schema.js';
-export { admitOperation, type Admission, type AdmissionDeps } from './operations/admit-operation.js';
-export { claimNextOperation, enterOwnerScope, type ClaimDeps, type ClaimedOperation } from './operations/claim-operation.js';
+export { admitOperation, type Admission, type AdmissionDeps, type AdmissionOptions } from './operations/admit-operation.js';
+export { claimNextOperation, enterOwnerScope, type ClaimableRoutes, type ClaimDeps, type ClaimedOperation } from './operations/claim-operation.js';
 export {
   acknowledgeCancel,
   completeOperation,
   failOperation,
+  fallBackToExternal,
   heartbeat,
   type FailureKind,
   type FailureOutcome,
@@ -74,6 +76,25 @@ export { PrivacyModeSchema, type PrivacyMode } from './owners/privacy-mode.js';
 export { JobLimits } from './jobs/job-limits.js';
 export { CreateJobSchema, JobIdSchema, createJob, getJob, type CreateJob } from './jobs/jobs.js';
 export { JobDtoSchema, jobUrlOf, toJobDto, type JobDto } from './jobs/job-dto.js';
+
+// AI operations (DESIGN §5): model providers, local-first routing, circuit breakers, provenance
+export { ChatMessageSchema, ChatRequestSchema, ChatResponseSchema, type ChatMessage, type ChatRequest, type ChatResponse } from './models/chat-protocol.js';
+export { MODEL_FAILURES, ModelCallError, isRetryableModelFailure, type ModelFailure } from './models/model-errors.js';
+export type { ModelCallOptions, ModelProvider } from './models/model-provider.js';
+export { createHttpChatProvider, type HttpChatProviderOptions } from './models/http-chat-provider.js';
+export { createLambdaChatProvider, parseModelRoute, type LambdaChatProviderOptions, type ModelRouteTarget } from './models/lambda-chat-provider.js';
+export { requestStructured } from './models/structured-output.js';
+export { CircuitBreaker, type BreakerOptions, type BreakerPermit, type BreakerState } from './ai/circuit-breaker.js';
+export { createModelRoutes, type ModelRoute, type ModelRouteOptions, type ModelRoutes } from './ai/model-routes.js';
+export { ModelAttemptSchema, parseModelAttempts, type ModelAttempt, type ModelRouteName } from './ai/model-provenance.js';
+export type { ModelSession, StructuredRequest } from './ai/model-session.js';
+export { externalAllowed } from './ai/route-permits.js';
+
+// strategy.snapshot, the first production AI feature (DESIGN §7 feature producer)
+export { STRATEGY_SNAPSHOT_NOTE_KIND, StrategySnapshotSchema, type StrategySnapshot } from './features/strategy-snapshot/strategy-snapshot-output.js';
+export { STRATEGY_SNAPSHOT_TASK_TYPE, strategySnapshotTask } from './features/strategy-snapshot/strategy-snapshot-task.js';
+export { readStrategySnapshot, requestStrategySnapshot, type PublishedSnapshot } from './features/strategy-snapshot/strategy-snapshot.js';
+export { StrategySnapshotDtoSchema, toStrategySnapshotDto, type StrategySnapshotDto } from './features/strategy-snapshot/strategy-snapshot-dto.js';
 
 // Durable recovery operations (DESIGN §8)
 export { beginDurableRecoveryOperation, BeginRecoverySchema, type BeginRecoveryInput } from './recovery/begin-recovery-operation.js';
@@ -114,7 +135,17 @@ export { redriveDeadLetters, REDRIVE_MODULE } from './queue/redrive-dlq.js';
 export { reconcileRedrive } from './queue/reconcile-redrive.js';
 
 // Tasks
-export { defineTask, PermanentTaskError, RetryableTaskError, type RetryPolicy, type TaskContext, type TaskDefinition } from './tasks/task-definition.js';
+export {
+  defineTask,
+  PermanentTaskError,
+  RetryableTaskError,
+  SubjectNotFoundError,
+  type RetryPolicy,
+  type TaskCompletion,
+  type TaskContext,
+  type TaskDefinition,
+  type TaskModelUse,
+} from './tasks/task-definition.js';
 export { TaskRegistry } from './tasks/task-registry.js';
 export { demoWaitTask, DemoWaitParamsSchema } from './tasks/demo-wait.js';
 
@@ -131,4 +162,6 @@ export { SqsWakeupSender, createSqsClient, type WakeupSender, type WakeupSendOpt
 
 // Local stack
 export { startLocalStack, type LocalStack } from './local/local-stack.js';
+export { STAND_IN_MODEL, standInCompletion, startStandInModelServer, type StandInModelServer } from './local/stand-in-model.js';
+export { startLocalLambda, type LocalFunction, type LocalLambda } from './local/local-lambda.js';
 export { signDevToken, verifyDevToken } from './http/auth.js';

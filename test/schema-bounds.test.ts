@@ -14,6 +14,7 @@ const TEXT_COLUMNS: Record<string, number> = {
   progress_stage: FieldLimits.progressStage,
   failure_code: FieldLimits.failureCode,
   failure_message: FieldLimits.failureMessage,
+  model_attempts: FieldLimits.modelAttempts,
 };
 
 function validRow(overrides: Record<string, unknown> = {}) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FieldLimits } from '../operations/field-limits.js';
 
 /** The two model routes of DESIGN §5: the local model first, an external provider only as a fallback. */
 export type ModelRouteName = 'local' | 'external';
@@ -20,8 +21,8 @@ export const ModelAttemptSchema = z.strictObject({
 /** See {@link ModelAttemptSchema}. */
 export type ModelAttempt = z.infer<typeof ModelAttemptSchema>;
 
-/** Characters of `operations.model_attempts` (the column is `varchar(1024)`). */
-export const MODEL_ATTEMPTS_MAX_CHARS = 1024;
+/** Characters of `operations.model_attempts` (the column is `varchar(1024)`, `FieldLimits.modelAttempts`). */
+export const MODEL_ATTEMPTS_MAX_CHARS = FieldLimits.modelAttempts;
 
 /** Entries kept: the newest ones; older ones are dropped first. */
 export const MODEL_ATTEMPTS_KEPT = 8;

@@ -57,6 +57,9 @@ export interface AdmissionOptions {
  *   A: INSERT ok ───────────────────────────── commit → 202
  *   B: INSERT → duplicate key → SELECT by key → same hash → 200 replayed
  * ```
+ * A feature producer passes `options.reuseActive` (DESIGN §7: reuse an active operation for the same subject): a replay
+ * of its key still answers first; otherwise the hook runs inside the admission transaction before the insert, and the
+ * operation it returns is answered instead (`reused: true`), with nothing inserted.
  * @param input `{ taskType, subject: { type, id }, params? }` (see `AdmitRequestSchema`).
  * @throws {ValidationError} malformed input, key or params (HTTP 400).
  * @throws {UnknownTaskTypeError} unregistered task type (HTTP 400).

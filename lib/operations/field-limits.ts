@@ -13,6 +13,8 @@ export const FieldLimits = Object.freeze({
   progressStage: 64,
   failureCode: 64,
   failureMessage: 512,
+  /** JSON list of model-call provenance (`MODEL_ATTEMPTS_MAX_CHARS`), in characters. */
+  modelAttempts: 1024,
   priority: { min: -1000, max: 1000 },
   maxAttempts: { min: 1, max: 100 },
   manualRetries: { min: 0, max: 1000 },

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { createModelRoutes } from '../../lib/ai/model-routes.js';
 import { loadConfig } from '../../lib/config.js';
+import { createRegistry } from '../../lib/runtime.js';
 import { ConfigError } from '../../lib/errors.js';
 
 describe('configuration', () => {
@@ -29,5 +31,26 @@ describe('configuration', () => {
     expect(() => loadConfig({ PORT: 'eighty', MAX_ATTEMPTS: '0' })).toThrow(/PORT.*MAX_ATTEMPTS/);
     expect(() => loadConfig({ LEASE_SECONDS: '6', HEARTBEAT_SECONDS: '6' })).toThrow(/HEARTBEAT_SECONDS must be less than LEASE_SECONDS/);
     expect(() => loadConfig({ DEV_JWT_SECRET: 'short' })).toThrow(/DEV_JWT_SECRET/);
+  });
+
+  it('AI configuration: model defaults, an external route needs its model name, AI tasks need a local route', () => {
+    expect(loadConfig({})).toMatchObject({
+      AI_TASKS: false,
+      MODEL_LOCAL_NAME: 'local',
+      MODEL_REQUEST_TIMEOUT_MS: 120_000,
+      MODEL_MAX_RESPONSE_BYTES: 1_048_576,
+      MODEL_BREAKER_FAILURES: 5,
+      MODEL_BREAKER_COOLDOWN_SECONDS: 30,
+    });
+    expect(() => loadConfig({ MODEL_EXTERNAL_URL: 'https://api.example.test/v1' })).toThrow(/MODEL_EXTERNAL_NAME/);
+    expect(() => createRegistry(loadConfig({ AI_TASKS: '1' }))).toThrow(/MODEL_LOCAL_URL/);
+    expect(createRegistry(loadConfig({ AI_TASKS: '1', MODEL_LOCAL_URL: 'http://127.0.0.1:8080/v1' })).types()).toEqual(['strategy.snapshot']);
+  });
+
+  it('a malformed model route is refused naming the variable, not its value', () => {
+    const config = loadConfig({ MODEL_LOCAL_URL: 'lambda:bad name!' });
+    expect(() => createModelRoutes(config)).toThrow(ConfigError);
+    expect(() => createModelRoutes(config)).toThrow(/MODEL_LOCAL_URL/);
+    expect(() => createModelRoutes(config)).not.toThrow(/bad name/);
   });
 });
