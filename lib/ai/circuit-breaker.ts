@@ -11,13 +11,15 @@ export interface BreakerOptions {
   readonly now?: () => number;
 }
 
-/** Leave to make one call through a {@link CircuitBreaker}; `trial` marks the one call a half-open breaker admits. */
+/**
+ * Leave to make one call through a {@link CircuitBreaker}; `trial` marks the one call a half-open breaker admits. Each
+ * trial permit is a distinct object, so giving back a stale one never frees another caller's trial.
+ */
 export interface BreakerPermit {
   readonly trial: boolean;
 }
 
 const CLOSED_PERMIT: BreakerPermit = Object.freeze({ trial: false });
-const TRIAL_PERMIT: BreakerPermit = Object.freeze({ trial: true });
 
 /**
  * A process-local circuit breaker for one model route (DESIGN §5; the pattern of Nygard, *Release It!*):
@@ -38,7 +40,7 @@ export class CircuitBreaker {
   readonly #now: () => number;
   #failures = 0;
   #openUntil: number | undefined;
-  #trialInFlight = false;
+  #trial: BreakerPermit | undefined;
 
   /** @throws {RangeError} for a threshold below 1 or a negative cool-down. */
   constructor(options: BreakerOptions) {
@@ -52,7 +54,7 @@ export class CircuitBreaker {
   /** The current state; an open breaker whose cool-down has passed reports `half_open`. */
   get state(): BreakerState {
     if (this.#openUntil === undefined) return 'closed';
-    return this.#trialInFlight || this.#now() >= this.#openUntil ? 'half_open' : 'open';
+    return this.#trial !== undefined || this.#now() >= this.#openUntil ? 'half_open' : 'open';
   }
 
   /** When an open breaker admits its next trial, in ms since the epoch; undefined when closed. */
@@ -66,16 +68,16 @@ export class CircuitBreaker {
    */
   tryAcquire(): BreakerPermit | null {
     if (this.#openUntil === undefined) return CLOSED_PERMIT;
-    if (this.#trialInFlight || this.#now() < this.#openUntil) return null;
-    this.#trialInFlight = true;
-    return TRIAL_PERMIT;
+    if (this.#trial !== undefined || this.#now() < this.#openUntil) return null;
+    this.#trial = Object.freeze({ trial: true });
+    return this.#trial;
   }
 
   /** The route answered: closes the breaker and resets the failure count. */
   recordSuccess(): void {
     this.#failures = 0;
     this.#openUntil = undefined;
-    this.#trialInFlight = false;
+    this.#trial = undefined;
   }
 
   /** The route failed: a failed trial re-opens for another cool-down; the Nth consecutive failure opens a closed breaker. */
@@ -83,12 +85,15 @@ export class CircuitBreaker {
     this.#failures += 1;
     if (this.#openUntil !== undefined || this.#failures >= this.#threshold) {
       this.#openUntil = this.#now() + this.#cooldownMs;
-      this.#trialInFlight = false;
+      this.#trial = undefined;
     }
   }
 
-  /** An admitted caller made no call after all: a trial permit is given back (the next caller may try). */
+  /**
+   * An admitted caller made no call after all: its trial permit, if it is still the current trial, is given back (the
+   * next caller may try). Safe to call after the caller reported an outcome, and more than once.
+   */
   release(permit: BreakerPermit): void {
-    if (permit.trial) this.#trialInFlight = false;
+    if (permit === this.#trial) this.#trial = undefined;
   }
 }

@@ -37,7 +37,14 @@ export async function processWakeup(deps: WorkerDeps, remainingMs: () => number)
   if (!claim) return 'idle';
   deps.logger.info('operation claimed', { operationId: claim.operationId, taskType: claim.taskType, attempt: claim.attempt, ...(route ? { modelRoute: route } : {}) });
   const permit = (route && permits[route]) || undefined;
-  const outcome = await runClaimedOperation(enterOwnerScope(worker, claim), claim, deps, remainingMs, permit);
+  let outcome: RunOutcome;
+  try {
+    outcome = await runClaimedOperation(enterOwnerScope(worker, claim), claim, deps, remainingMs, permit);
+  } finally {
+    // A run that ended before its model call (cancel seen, entitlement revoked, a database error) must not keep a
+    // half-open breaker's only trial: give it back. After a call reported its outcome this changes nothing.
+    releaseRoutePermits(deps.models, permits);
+  }
   deps.logger.info('operation attempt ended', { operationId: claim.operationId, outcome });
   // A run on a limited route freed its slot: wake a worker for whatever waited on that route, instead of leaving it
   // to the sweeper's next re-send.

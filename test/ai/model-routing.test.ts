@@ -158,6 +158,28 @@ describe.each(DIALECTS)('local-first model routing on %s', (dialect) => {
     expect((await getOperation(scope, third.id)).attempt).toBeLessThanOrEqual(1);
   });
 
+  it.skipIf(skip)('a half-open trial whose run ends before any model call is given back, so the route is not stuck open', async () => {
+    const scope = await owner('local_only');
+    await admit(scope, 'test.ai-local');
+    await admit(scope, 'test.ai-local');
+    rig.local.fail(503);
+    await work();
+    await work();
+    rig.local.respondWith(VALID_ANSWER);
+    rig.advanceBreakerClock(30_000);
+    // The trial goes to an operation whose owner has since turned AI off: it fails before calling the model.
+    const revoked = await admit(scope, 'test.ai-entitled');
+    await t.store.db.updateTable('operations').set({ priority: 100 }).where('id', '=', revoked.id).execute();
+    await updateOwnSettings(scope, { aiEnabled: false });
+    expect(await work()).toBe('failed');
+    expect((await getOperation(scope, revoked.id)).failure_code).toBe('entitlement_revoked');
+    expect(rig.models.local?.breaker.state).toBe('half_open');
+    // The next claim gets the trial; its success closes the breaker.
+    t.clock.advance(120_000);
+    expect(await work()).toBe('succeeded');
+    expect(rig.models.local?.breaker.state).toBe('closed');
+  });
+
   it.skipIf(skip)('invalid model output publishes nothing and fails with the bounded code invalid_model_output', async () => {
     const scope = await owner('external_allowed');
     const op = await admit(scope, 'test.ai-fallback');

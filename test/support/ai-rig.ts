@@ -20,10 +20,11 @@ export const AnswerSchema = z.strictObject({ answer: z.string().min(1).max(100) 
 export const OUTPUT_MARKER = 'OUTPUT-MARKER-9c2e';
 export const VALID_ANSWER = JSON.stringify({ answer: OUTPUT_MARKER });
 
-function modelTask(type: string, externalAllowed: boolean) {
+function modelTask(type: string, externalAllowed: boolean, entitlement?: { aiEnabled: boolean }) {
   return defineTask({
     type,
     paramsSchema: z.strictObject({}),
+    ...(entitlement ? { entitlement } : {}),
     timeoutMs: 3_000,
     leaseSeconds: 6,
     model: { externalAllowed },
@@ -38,6 +39,8 @@ function modelTask(type: string, externalAllowed: boolean) {
 export const allowListedTask = modelTask('test.ai-fallback', true);
 /** A model task that must stay on local routes (like `strategy.snapshot`). */
 export const localOnlyTask = modelTask('test.ai-local', false);
+/** A local model task that needs `aiEnabled` (its run can end before any model call). */
+export const entitledTask = modelTask('test.ai-entitled', false, { aiEnabled: true });
 
 /** What an AI test drives: a local and an external fake model server, the routes over them, a breaker clock and worker deps. */
 export interface AiRig {
@@ -77,7 +80,7 @@ export async function startAiRig(store: Store, options: AiRigOptions = {}): Prom
     ...options.env,
   });
   const models = createModelRoutes(config, { now: () => breakerNow });
-  const registry = testRegistry().register(allowListedTask).register(localOnlyTask);
+  const registry = testRegistry().register(allowListedTask).register(localOnlyTask).register(entitledTask);
   const deps = { ...testDeps({ heartbeatMs: 100 }), registry, models, store };
   return {
     local,
