@@ -58,7 +58,10 @@ export const ConfigSchema = z
     /** Model name sent to the external route; required with `MODEL_EXTERNAL_URL`. */
     MODEL_EXTERNAL_NAME: z.string().min(1).max(64).optional(),
     /** Bearer key of the external route (a secret: Secrets Manager / SSM in AWS). Never logged or stored. */
-    MODEL_EXTERNAL_API_KEY: z.string().min(1).max(4096).optional(),
+    MODEL_EXTERNAL_API_KEY: z
+      .string()
+      .regex(/^[\x21-\x7e]{1,4096}$/, 'must be 1-4096 visible ASCII characters (a bearer token)')
+      .optional(),
     /** Timeout of one model request, in **milliseconds** (also capped by the task's own timeout). */
     MODEL_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(900_000).default(120_000),
     /** Largest model response body read, in bytes; a bigger one fails as `response_too_large`. */
@@ -82,6 +85,10 @@ export const ConfigSchema = z
   .refine((c) => c.HEARTBEAT_SECONDS < c.LEASE_SECONDS, {
     message: 'HEARTBEAT_SECONDS must be less than LEASE_SECONDS',
     path: ['HEARTBEAT_SECONDS'],
+  })
+  .refine((c) => c.MODEL_EXTERNAL_API_KEY === undefined || c.MODEL_EXTERNAL_URL !== undefined, {
+    message: 'MODEL_EXTERNAL_API_KEY is set but MODEL_EXTERNAL_URL is not',
+    path: ['MODEL_EXTERNAL_URL'],
   })
   .refine((c) => c.MODEL_EXTERNAL_URL === undefined || c.MODEL_EXTERNAL_NAME !== undefined, {
     message: 'MODEL_EXTERNAL_NAME is required with MODEL_EXTERNAL_URL',

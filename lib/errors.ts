@@ -72,6 +72,17 @@ export class SnapshotNotFoundError extends DurableOpsError {
 }
 
 /**
+ * Thrown by an owner retry when another operation of the same task type is already active on the same subject (a task
+ * type with an exclusive subject, DESIGN §7): HTTP 409, naming the active operation.
+ */
+export class SubjectBusyError extends DurableOpsError {
+  readonly code = 'subject_busy' as const;
+  constructor(readonly activeOperationId: string) {
+    super('Another operation is already active for this subject.');
+  }
+}
+
+/**
  * Thrown when an idempotency key is reused by the same owner and task type with a different request
  * (canonical request hash differs). IETF draft-ietf-httpapi-idempotency-key-header §2.7: 422.
  */

@@ -22,6 +22,7 @@ export {
   RetryLimitReachedError,
   ScopeViolationError,
   SnapshotNotFoundError,
+  SubjectBusyError,
   SecretInEvidenceError,
   UnauthorizedError,
   UnknownTaskTypeError,
@@ -39,7 +40,7 @@ export { ALL_STATUSES, OperationStatus, TERMINAL_STATUSES, TRANSITIONS, isTermin
 export { FailureCode } from './operations/failure-code.js';
 export { OwnerScope, WorkerScope } from './operations/scopes.js';
 export { AdmitRequestSchema, IdempotencyKeySchema, type AdmitRequest } from './operations/admission-schema.js';
-export { admitOperation, type Admission, type AdmissionDeps, type AdmissionOptions } from './operations/admit-operation.js';
+export { admitOperation, type Admission, type AdmissionDeps } from './operations/admit-operation.js';
 export { claimNextOperation, enterOwnerScope, type ClaimableRoutes, type ClaimDeps, type ClaimedOperation } from './operations/claim-operation.js';
 export {
   acknowledgeCancel,
@@ -142,6 +143,7 @@ export {
   SubjectNotFoundError,
   type RetryPolicy,
   type TaskCompletion,
+  type ExclusiveSubject,
   type TaskContext,
   type TaskDefinition,
   type TaskModelUse,

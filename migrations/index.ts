@@ -16,10 +16,11 @@ import * as m1400 from './20261130001400_create_recovery_operations.js';
 import * as m1500 from './20261130001500_create_recovery_checkpoints.js';
 import * as m1600 from './20261130001600_recovery_operations_state_index.js';
 import * as m20261201_0100 from './20261201000100_create_jobs.js';
-import * as m20261201_0150 from './20261201000150_jobs_owner_list_index.js';
 import * as m20261201_0200 from './20261201000200_create_ai_workspace_notes.js';
 import * as m20261201_0300 from './20261201000300_operations_model_attempts.js';
 import * as m20261201_0400 from './20261201000400_operations_subject_index.js';
+import * as m20261201_0500 from './20261201000500_create_operation_key_aliases.js';
+import * as m20261201_0600 from './20261201000600_operation_key_aliases_operation_index.js';
 
 /**
  * Every migration, by name, imported statically so a bundled Lambda carries them (STYLE §16).
@@ -43,10 +44,11 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   '20261130001500_create_recovery_checkpoints': m1500,
   '20261130001600_recovery_operations_state_index': m1600,
   '20261201000100_create_jobs': m20261201_0100,
-  '20261201000150_jobs_owner_list_index': m20261201_0150,
   '20261201000200_create_ai_workspace_notes': m20261201_0200,
   '20261201000300_operations_model_attempts': m20261201_0300,
   '20261201000400_operations_subject_index': m20261201_0400,
+  '20261201000500_create_operation_key_aliases': m20261201_0500,
+  '20261201000600_operation_key_aliases_operation_index': m20261201_0600,
 });
 
 /** A kysely {@link MigrationProvider} over {@link migrations}. */

@@ -3,22 +3,29 @@
  * SQS_QUEUE_URL (+ SQS_ENDPOINT) for an external queue. DEMO_TASKS and AI_TASKS default to 1 here; without
  * MODEL_LOCAL_URL the local model route is the deterministic stand-in.
  */
-import { loadConfig } from '../lib/config.js';
+import { loadConfig, type Config } from '../lib/config.js';
 import { startLocalStack } from '../lib/local/local-stack.js';
-import { STAND_IN_MODEL } from '../lib/local/stand-in-model.js';
+import { isStandIn } from '../lib/local/local-models.js';
 import { consoleLogger, describeError } from '../lib/logger.js';
 
 // The SDK version is pinned for Node 20 (shared/TOOLING.md); its "newer releases will need Node 22" notice is noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const config = loadConfig({ DEMO_TASKS: '1', AI_TASKS: '1', ...process.env });
-const stack = await startLocalStack(config, consoleLogger).catch((error: unknown) => {
+const failed = (error: unknown): never => {
   console.error(`durable-ops failed to start: ${describeError(error).errorMessage}`);
   process.exit(1);
-});
+};
+const config: Config = (() => {
+  try {
+    return loadConfig({ DEMO_TASKS: '1', AI_TASKS: '1', ...process.env });
+  } catch (error) {
+    return failed(error);
+  }
+})();
+const stack = await startLocalStack(config, consoleLogger).catch(failed);
 
 const { local, external } = stack.runtime.models;
 const modelRoutes = [
-  local ? `local ${local.provider.kind} ${local.provider.model}${local.provider.model === STAND_IN_MODEL ? ' (deterministic stand-in, not a model)' : ''}` : '',
+  local ? `local ${local.provider.kind} ${local.provider.model}${isStandIn(config) ? ' (deterministic stand-in, not a model)' : ''}` : '',
   external ? `external ${external.provider.kind} ${external.provider.model}` : '',
 ]
   .filter(Boolean)

@@ -72,29 +72,35 @@ export function openModelSession(options: ModelSessionOptions): { session: Model
     else if (outcome !== 'ok' && ROUTE_FAILURES.has(outcome)) route.breaker.recordFailure();
     else route.breaker.recordSuccess();
   };
+  // Provenance names the configured model, never what the endpoint says about itself (an echoing endpoint could put
+  // prompt text there).
+  const record = async (outcome: 'ok' | ModelFailure) => {
+    settle(outcome);
+    await recordModelAttempt(owner, claim, { attempt: claim.attempt, route: route.name, provider: route.provider.kind, model: route.provider.model, outcome });
+  };
   const session: ModelSession = {
     route: route.name,
     async requestStructured(request) {
       if (calls >= limit) throw new PermanentTaskError(`the task made more than ${limit} model call(s) in one attempt`);
       calls += 1;
       const timeoutMs = Math.max(1, Math.min(options.requestTimeoutMs, options.taskTimeLeftMs() - TASK_TIMEOUT_MARGIN_MS));
-      let outcome: 'ok' | ModelFailure = 'ok';
-      let model = route.provider.model;
+      let answer: z.output<typeof request.schema>;
       try {
-        const answer = await requestStructured(
+        const result = await requestStructured(
           route.provider,
           { messages: request.messages, schema: request.schema, schemaName: request.schemaName, ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}) },
           { signal: options.signal, timeoutMs },
         );
-        model = answer.model;
-        return answer.output as z.output<typeof request.schema>;
+        answer = result.output as z.output<typeof request.schema>;
       } catch (error) {
-        outcome = error instanceof ModelCallError ? error.failure : 'connection';
+        // Not a model failure (a bad schema name, a schema zod cannot express): the task's own bug. It neither counts
+        // against the route nor is recorded as a model call; `close()` gives the permit back.
+        if (!(error instanceof ModelCallError)) throw error;
+        await record(error.failure);
         throw error;
-      } finally {
-        settle(outcome);
-        await recordModelAttempt(owner, claim, { attempt: claim.attempt, route: route.name, provider: route.provider.kind, model: model.slice(0, 64), outcome });
       }
+      await record('ok');
+      return answer;
     },
   };
   return {

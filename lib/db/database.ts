@@ -49,6 +49,17 @@ export interface OperationsTable {
   model_attempts: string | null;
 }
 
+/** An idempotency key answered with another, active operation (DESIGN §7 reuse): primary key (owner, task type, key). */
+export interface OperationKeyAliasesTable {
+  owner_user_id: string;
+  task_type: string;
+  idempotency_key: string;
+  /** SHA-256 hex of the canonical request that used the key. */
+  request_hash: string;
+  operation_id: string;
+  created_at: string;
+}
+
 /** One row per terminal transition: primary key (operation_id, cycle). */
 export interface OperationNotificationsTable {
   operation_id: string;
@@ -151,6 +162,7 @@ export interface Database {
   recovery_checkpoints: RecoveryCheckpointsTable;
   operations: OperationsTable;
   operation_notifications: OperationNotificationsTable;
+  operation_key_aliases: OperationKeyAliasesTable;
   owner_settings: OwnerSettingsTable;
   capacity_slots: CapacitySlotsTable;
   jobs: JobsTable;

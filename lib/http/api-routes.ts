@@ -2,7 +2,7 @@ import type { Runtime } from '../runtime.js';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { JobDtoSchema, jobUrlOf, toJobDto } from '../jobs/job-dto.js';
 import { createJob, getJob } from '../jobs/jobs.js';
-import { admitOperation } from '../operations/admit-operation.js';
+import { admitOperation, type Admission } from '../operations/admit-operation.js';
 import { OperationDtoSchema, toNotificationDto, toOperationDto } from '../operations/operation-dto.js';
 import { cancelOperation, retryOperation } from '../operations/owner-commands.js';
 import { getOperation, listNotifications, listOperations } from '../operations/owner-reads.js';
@@ -28,6 +28,16 @@ export type ApiResult = APIGatewayProxyStructuredResultV2;
  * DESIGN §8) and a logger. A `Runtime` is one.
  */
 export type ApiDeps = Pick<Runtime, 'store' | 'registry' | 'policy' | 'capacity' | 'wakeups' | 'recoveryModules' | 'logger'>;
+
+/**
+ * The answer to an admission (DESIGN §7): 202 + `Location` for a new operation; 200 + `Idempotent-Replayed: true` for a
+ * replayed key; 200 + `Location` for the active operation of an exclusive subject, reused.
+ */
+function admissionResponse({ operation, replayed, reused }: Admission): ApiResult {
+  const dto = toOperationDto(operation);
+  if (replayed) return jsonResponse(200, OperationDtoSchema, dto, { 'idempotent-replayed': 'true' });
+  return jsonResponse(reused ? 200 : 202, OperationDtoSchema, dto, { location: dto.statusUrl });
+}
 
 /** What every route has: a method and a path template (`{name}` is a path parameter). */
 interface RouteBase {
@@ -91,11 +101,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     method: 'POST',
     path: '/api/operations',
     async handle(scope, deps, event) {
-      const { operation, replayed } = await admitOperation(scope, deps, event.headers?.['idempotency-key'], parseJsonObjectBody(event));
-      const dto = toOperationDto(operation);
-      return replayed
-        ? jsonResponse(200, OperationDtoSchema, dto, { 'idempotent-replayed': 'true' })
-        : jsonResponse(202, OperationDtoSchema, dto, { location: dto.statusUrl });
+      return admissionResponse(await admitOperation(scope, deps, event.headers?.['idempotency-key'], parseJsonObjectBody(event)));
     },
   },
   {
@@ -178,10 +184,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     method: 'POST',
     path: '/api/jobs/{jobId}/strategy-snapshot',
     async handle(scope, deps, event) {
-      const { operation, replayed, reused } = await requestStrategySnapshot(scope, deps, event.pathParameters?.jobId, event.headers?.['idempotency-key']);
-      const dto = toOperationDto(operation);
-      if (replayed) return jsonResponse(200, OperationDtoSchema, dto, { 'idempotent-replayed': 'true' });
-      return jsonResponse(reused ? 200 : 202, OperationDtoSchema, dto, { location: dto.statusUrl });
+      return admissionResponse(await requestStrategySnapshot(scope, deps, event.pathParameters?.jobId, event.headers?.['idempotency-key']));
     },
   },
   {

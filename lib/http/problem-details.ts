@@ -11,6 +11,7 @@ import {
   OperationNotFoundError,
   RetryLimitReachedError,
   SnapshotNotFoundError,
+  SubjectBusyError,
   UnauthorizedError,
   UnknownTaskTypeError,
   ValidationError,
@@ -42,7 +43,10 @@ export const ProblemSchema = z.strictObject({
     .array(z.strictObject({ path: z.string().max(200), message: z.string().max(300) }))
     .max(20)
     .optional(),
-  /** Extension member (RFC 9457 §3.2) of a feature's cache miss: the status URL of the operation producing it. */
+  /**
+   * Extension member (RFC 9457 §3.2) of a feature's cache miss and of a busy subject: the status URL of the active
+   * operation.
+   */
   statusUrl: z.string().startsWith('/api/operations/').optional(),
 });
 
@@ -69,6 +73,7 @@ const STATUS_OF: ReadonlyArray<{ readonly error: ErrorClass; readonly status: nu
   { error: MethodNotAllowedError, status: 405, title: 'Method not allowed' },
   { error: InvalidTransitionError, status: 409, title: 'Conflict with the operation state' },
   { error: RetryLimitReachedError, status: 409, title: 'Retry limit reached' },
+  { error: SubjectBusyError, status: 409, title: 'Subject busy' },
   { error: ContentTooLargeError, status: 413, title: 'Content too large' },
   { error: IdempotencyKeyReusedError, status: 422, title: 'Idempotency-Key reused' },
   { error: CapacityExhaustedError, status: 429, title: 'Too many active operations' },
@@ -132,7 +137,9 @@ export function problemResponse(error: unknown, logger: Logger, context: Problem
       ...(issues.length > 0
         ? { errors: issues.slice(0, 20).map((issue) => ({ path: issue.path.slice(0, 200), message: issue.message.slice(0, 300) })) }
         : {}),
-      ...(error instanceof SnapshotNotFoundError && error.activeOperationId ? { statusUrl: statusUrlOf(error.activeOperationId) } : {}),
+      ...((error instanceof SnapshotNotFoundError || error instanceof SubjectBusyError) && error.activeOperationId
+        ? { statusUrl: statusUrlOf(error.activeOperationId) }
+        : {}),
     },
     headersOf(error),
   );

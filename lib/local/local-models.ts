@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { ChatRequestSchema } from '../models/chat-protocol.js';
@@ -9,6 +10,11 @@ export const STAND_IN_FUNCTION = 'durable-ops-model-stand-in';
 
 /** Simulated inference time of the local stand-in, in ms: long enough to see an operation `running`. */
 export const STAND_IN_DELAY_MS = 1_500;
+
+/** True when the local model route is the stand-in: no `MODEL_LOCAL_URL`, or the local Lambda's stand-in function. */
+export function isStandIn(config: Pick<Config, 'MODEL_LOCAL_URL'>): boolean {
+  return config.MODEL_LOCAL_URL === undefined || config.MODEL_LOCAL_URL === `lambda:${STAND_IN_FUNCTION}`;
+}
 
 /** What {@link startLocalModels} started, and the configuration that points the runtime at it. */
 export interface LocalModels {
@@ -33,7 +39,13 @@ export async function startLocalModels(config: Config, logger: Logger): Promise<
   if (!config.LAMBDA_ENDPOINT) {
     lambda = await startLocalLambda({
       port: 0,
-      functions: { [STAND_IN_FUNCTION]: async (payload) => standInCompletion(ChatRequestSchema.parse(payload)) },
+      functions: {
+        [STAND_IN_FUNCTION]: async (payload) => {
+          const request = ChatRequestSchema.parse(payload);
+          await delay(STAND_IN_DELAY_MS);
+          return standInCompletion(request);
+        },
+      },
     });
     result.LAMBDA_ENDPOINT = lambda.endpoint;
   }

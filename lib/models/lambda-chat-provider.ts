@@ -11,8 +11,8 @@ export interface LambdaChatProviderOptions {
   /** The model name sent as `model` in the payload. */
   model: string;
   /**
-   * The client to invoke with; its retry settings apply to every call (the SDK's standard mode retries throttling
-   * and 5xx up to 3 attempts, all within `timeoutMs`).
+   * The client to invoke with; its retry settings apply to every call, all within `timeoutMs`. `createModelRoutes`
+   * builds it with `maxAttempts: 1`: the worker's attempts and the route's breaker decide about retries, not the SDK.
    */
   client: LambdaClient;
   /** Largest payload accepted, in **bytes** (a positive integer); Lambda itself caps it at 6 MB. */
@@ -159,5 +159,9 @@ export function parseModelRoute(value: string, variable = 'the model route'): Mo
     throw new ConfigError(`${variable} must be lambda:<function-name or function ARN> or an http(s) URL.`);
   }
   if (url.username !== '' || url.password !== '') throw new ConfigError(`${variable} must not carry credentials in the URL.`);
+  // The client appends /chat/completions: a query or fragment would end up before it (and may hold a token).
+  if (url.search !== '' || url.hash !== '' || value.includes('?') || value.includes('#')) {
+    throw new ConfigError(`${variable} must be a base URL without a query or fragment.`);
+  }
   return { kind: 'http', baseUrl: value.replace(/\/+$/, '') };
 }

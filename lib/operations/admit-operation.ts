@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { prepareAdmissionPools, reserveAdmission } from '../capacity/capacity.js';
 import type { CapacityPolicy } from '../capacity/capacity-policy.js';
-import type { TxContext } from '../db/database.js';
 import { inTransaction } from '../db/transaction.js';
-import { IdempotencyKeyReusedError, NotEntitledError, ValidationError } from '../errors.js';
+import { NotEntitledError, ValidationError } from '../errors.js';
 import { isEntitled, loadOwnerSettings } from '../owners/owner-settings.js';
 import type { Logger } from '../logger.js';
 import { describeError } from '../logger.js';
@@ -11,7 +10,9 @@ import type { WakeupSender } from '../queue/wakeup-sender.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
 import { AdmitRequestSchema, IdempotencyKeySchema } from './admission-schema.js';
 import { FieldLimits } from './field-limits.js';
-import { findByIdempotencyKey, findOwnedOperation, insertOperation, type OperationRow } from './operation.repository.js';
+import { reuseActiveOperation } from './exclusive-subject.js';
+import { findReplay } from './idempotent-replay.js';
+import { findOwnedOperation, insertOperation, type OperationRow } from './operation.repository.js';
 import { taskPolicy, type OperationPolicy } from './operation-policy.js';
 import { canonicalJson, requestHash } from './request-hash.js';
 import { assertOwnerScope, type OwnerScope } from './scopes.js';
@@ -31,18 +32,11 @@ export interface Admission {
   readonly operation: OperationRow;
   /** True when the same owner already admitted the same request under this key (HTTP 200 + `Idempotent-Replayed`). */
   readonly replayed: boolean;
-  /** True when {@link AdmissionOptions.reuseActive} found an active operation that is returned instead (HTTP 200). */
-  readonly reused?: boolean;
-}
-
-/** Options of {@link admitOperation} for feature producers (DESIGN §7). */
-export interface AdmissionOptions {
   /**
-   * Runs inside the admission transaction before the insert; when it returns an operation, that one is returned
-   * (`reused: true`) and nothing is inserted. A producer locks its subject's row here and looks for the owner's active
-   * operation on it, so concurrent requests for one subject end with one operation.
+   * True when the task type has an exclusive subject and the owner's active operation on it is returned instead of a
+   * new one (HTTP 200); the key is then bound to it.
    */
-  readonly reuseActive?: (tx: TxContext) => Promise<OperationRow | undefined>;
+  readonly reused?: boolean;
 }
 
 /**
@@ -57,11 +51,13 @@ export interface AdmissionOptions {
  *   A: INSERT ok ───────────────────────────── commit → 202
  *   B: INSERT → duplicate key → SELECT by key → same hash → 200 replayed
  * ```
- * A feature producer passes `options.reuseActive` (DESIGN §7: reuse an active operation for the same subject): a replay
- * of its key still answers first; otherwise the hook runs inside the admission transaction before the insert, and the
- * operation it returns is answered instead (`reused: true`), with nothing inserted.
+ * A task type with an `exclusiveSubject` (DESIGN §7: reuse an active operation for the same subject) accepts only its
+ * subject type; in the admission transaction the subject row is locked and, when the owner already has an active
+ * operation of the type on it, that one is answered (`reused: true`) and the key bound to it (`operation_key_aliases`),
+ * so concurrent clicks end with one operation and a replay of any of their keys answers it.
  * @param input `{ taskType, subject: { type, id }, params? }` (see `AdmitRequestSchema`).
- * @throws {ValidationError} malformed input, key or params (HTTP 400).
+ * @throws {ValidationError} malformed input, key or params, or a subject type the task does not accept (HTTP 400).
+ * @throws the subject's not-found error (HTTP 404) for an exclusive-subject task whose subject is not the owner's.
  * @throws {UnknownTaskTypeError} unregistered task type (HTTP 400).
  * @throws {IdempotencyKeyReusedError} same key, different request (HTTP 422).
  * @throws {NotEntitledError} the owner's settings do not allow the task type (HTTP 403); nothing written.
@@ -72,7 +68,6 @@ export async function admitOperation(
   deps: AdmissionDeps,
   idempotencyKey: unknown,
   input: unknown,
-  options: AdmissionOptions = {},
 ): Promise<Admission> {
   assertOwnerScope(scope);
   const key = parseOrThrow(IdempotencyKeySchema, idempotencyKey, 'Idempotency-Key');
@@ -83,23 +78,25 @@ export async function admitOperation(
   if (paramsJson.length > FieldLimits.paramsJson) {
     throw new ValidationError('Invalid params.', [{ path: 'params', message: `must encode to at most ${FieldLimits.paramsJson} characters` }]);
   }
+  const exclusive = task.exclusiveSubject;
+  if (exclusive && request.subject.type !== exclusive.type) {
+    throw new ValidationError('Invalid body.', [{ path: 'body.subject.type', message: `must be "${exclusive.type}" for ${request.taskType}` }]);
+  }
   const hash = requestHash(request.taskType, request.subject, params);
   const policy = taskPolicy(task, deps.policy);
   const store = scope.store;
+  const replayOf = () => findReplay(store, scope.ownerUserId, request.taskType, key, hash, exclusive !== undefined);
   const settings = await loadOwnerSettings(store, scope.ownerUserId);
   if (!isEntitled(task, settings)) {
     // A replay of an admission made while entitled still answers with that operation (DESIGN §7); only new work is refused.
-    const existing = await findByIdempotencyKey(store, scope.ownerUserId, request.taskType, key);
-    if (existing?.request_hash === hash) return { operation: existing, replayed: true };
+    const replay = await replayOf().catch(() => undefined);
+    if (replay) return { operation: replay, replayed: true };
     throw new NotEntitledError(request.taskType);
   }
-  if (options.reuseActive) {
-    // A producer's reuse must not hide a replay: the same key answers as a replay (or 422), before any reuse.
-    const existing = await findByIdempotencyKey(store, scope.ownerUserId, request.taskType, key);
-    if (existing) {
-      if (existing.request_hash !== hash) throw new IdempotencyKeyReusedError();
-      return { operation: existing, replayed: true };
-    }
+  if (exclusive) {
+    // Reuse must not hide a replay: a key already used answers as a replay (or 422) before any reuse.
+    const replay = await replayOf();
+    if (replay) return { operation: replay, replayed: true };
   }
   const pools = await prepareAdmissionPools(store, deps.capacity, request.taskType, scope.ownerUserId, settings.plan);
   // A duplicate key whose row is gone by the re-read (purged in between) is retried: the next insert succeeds.
@@ -108,7 +105,14 @@ export async function admitOperation(
     let reused: OperationRow | undefined;
     try {
       await inTransaction(store, async (tx) => {
-        reused = await options.reuseActive?.(tx);
+        reused = exclusive
+          ? await reuseActiveOperation(
+              tx,
+              exclusive,
+              { ownerUserId: scope.ownerUserId, taskType: request.taskType, subject: request.subject, rowLocks: store.caps.rowLocks },
+              { idempotencyKey: key, requestHash: hash },
+            )
+          : undefined;
         if (reused) return;
         await insertOperation(
           tx,
@@ -132,11 +136,10 @@ export async function admitOperation(
       });
     } catch (error) {
       if (!store.caps.isDuplicateKey(error)) throw error;
-      const existing = await findByIdempotencyKey(store, scope.ownerUserId, request.taskType, key);
-      if (!existing && race < 2) continue;
-      if (!existing) throw new Error('Idempotency key kept colliding with a vanishing row');
-      if (existing.request_hash !== hash) throw new IdempotencyKeyReusedError();
-      return { operation: existing, replayed: true };
+      const replay = await replayOf();
+      if (!replay && race < 2) continue;
+      if (!replay) throw new Error('Idempotency key kept colliding with a vanishing row');
+      return { operation: replay, replayed: true };
     }
     if (reused) return { operation: reused, replayed: false, reused: true };
     const operation = await findOwnedOperation(store, scope.ownerUserId, id);

@@ -9,6 +9,8 @@ import { findOwnedOperation, updateOwnedInStatus, type OperationRow } from './op
 import { taskPolicy } from './operation-policy.js';
 import { nextStatus, TRANSITIONS } from './operation-status.js';
 import { getOperation } from './owner-reads.js';
+import { stricterPrivacy } from '../owners/privacy-mode.js';
+import { assertSubjectFree } from './exclusive-subject.js';
 import { assertOwnerScope, type OwnerScope } from './scopes.js';
 
 /** Guarded updates that lose a race are re-decided from a fresh read at most this many times. */
@@ -70,6 +72,8 @@ export interface RetryDeps extends AdmissionDeps {
  * @throws {RetryLimitReachedError} the manual-retry budget is used up (409).
  * @throws {NotEntitledError} the owner is no longer entitled to the task type (403).
  * @throws {CapacityExhaustedError} a per-owner or global limit is full (429); nothing changed.
+ * @throws {SubjectBusyError} the task type has an exclusive subject and another operation is active on it (409).
+ * @throws the subject's not-found error (404) when an exclusive-subject task's subject is gone.
  */
 export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unknown): Promise<OperationRow> {
   assertOwnerScope(scope);
@@ -83,6 +87,10 @@ export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unk
     if (!isEntitled(task, settings)) throw new NotEntitledError(row.task_type);
     const pools = await prepareAdmissionPools(scope.store, deps.capacity, row.task_type, scope.ownerUserId, settings.plan);
     const changed = await inTransaction(scope.store, async (tx) => {
+      if (task.exclusiveSubject) {
+        const subject = { type: row.subject_type, id: row.subject_id };
+        await assertSubjectFree(tx, task.exclusiveSubject, { ownerUserId: scope.ownerUserId, taskType: row.task_type, subject, rowLocks: scope.store.caps.rowLocks });
+      }
       const n = await updateOwnedInStatus(tx, scope.ownerUserId, row.id, [row.status], (now) => ({
         status: 'queued',
         attempt: 0,
@@ -100,7 +108,7 @@ export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unk
         finished_at: null,
         available_at: now,
         // A new cycle never widens privacy: the stricter of the admitted snapshot and the owner's current mode.
-        privacy_mode: row.privacy_mode === 'local_only' || settings.privacyMode === 'local_only' ? 'local_only' : 'external_allowed',
+        privacy_mode: stricterPrivacy(row.privacy_mode, settings.privacyMode),
         deadline_at: tx.timeAt(policy.deadlineMs),
         wake_at: tx.timeAt(deps.policy.wakeupResendMs),
       }), row.retry_count);

@@ -8,3 +8,8 @@ export const PrivacyModeSchema = z.enum(['local_only', 'external_allowed']);
 
 /** See {@link PrivacyModeSchema}. */
 export type PrivacyMode = z.infer<typeof PrivacyModeSchema>;
+
+/** The stricter of two privacy modes: `local_only` unless both allow external routes (a decision never widens them). */
+export function stricterPrivacy(a: PrivacyMode, b: PrivacyMode): PrivacyMode {
+  return a === 'external_allowed' && b === 'external_allowed' ? 'external_allowed' : 'local_only';
+}

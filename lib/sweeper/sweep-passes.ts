@@ -4,6 +4,7 @@ import { inTransaction } from '../db/transaction.js';
 import type { Store } from '../db/store.js';
 import { FailureCode } from '../operations/failure-code.js';
 import { deleteNotificationsOf, insertTerminalNotifications } from '../operations/notification.repository.js';
+import { deleteKeyAliasesOf } from '../operations/key-alias.repository.js';
 import {
   deleteOperations,
   selectDueWakeups,
@@ -132,6 +133,7 @@ export async function purgeBatch(store: Store, retentionMs: number, limit: numbe
   return inTransaction(store, async (tx) => {
     const ids = await selectPurgeable(tx, retentionMs, limit, store.caps.skipLocked);
     await deleteNotificationsOf(tx, ids);
+    await deleteKeyAliasesOf(tx, ids);
     return deleteOperations(tx, ids);
   });
 }

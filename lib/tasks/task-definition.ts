@@ -52,6 +52,23 @@ export interface TaskCompletion {
   publish(tx: TxContext): Promise<void>;
 }
 
+/**
+ * One active operation per subject (DESIGN §7 feature producers: "reuse an active operation for the same subject").
+ * Admission of this task type — through its feature route or `POST /api/operations` alike — locks the subject and, when
+ * the owner already has an active operation of this type on it, answers that one (200) and binds the new idempotency key
+ * to it; an owner retry is refused (409) while another is active.
+ */
+export interface ExclusiveSubject {
+  /** The only subject type the task accepts (any other is a 400). */
+  readonly type: string;
+  /**
+   * Locks the owner's subject row in the caller's transaction (`SELECT … FOR UPDATE` when `rowLocks`, i.e. MariaDB;
+   * SQLite runs one write transaction at a time), so admissions and retries of one subject take turns.
+   * @throws a typed not-found error (HTTP 404) when the subject is missing or another owner's.
+   */
+  lock(tx: TxContext, subject: { readonly ownerUserId: string; readonly id: string; readonly rowLocks: boolean }): Promise<void>;
+}
+
 /** How a task type uses model routes (DESIGN §5). */
 export interface TaskModelUse {
   /**
@@ -108,6 +125,8 @@ export interface TaskDefinition<S extends z.ZodType = z.ZodType> {
    * The capacity route, if any, bounds local runs only. @default not a model task
    */
   readonly model?: TaskModelUse;
+  /** At most one active operation per subject, reused by admission. @default any number */
+  readonly exclusiveSubject?: ExclusiveSubject;
   /**
    * Runs one attempt. Throw {@link RetryableTaskError} / {@link PermanentTaskError} to classify a failure; return a
    * {@link TaskCompletion} to publish a result in the same transaction as the success.

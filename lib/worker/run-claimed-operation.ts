@@ -8,6 +8,7 @@ import { sendWakeup } from '../operations/admit-operation.js';
 import { taskPolicy, type OperationPolicy } from '../operations/operation-policy.js';
 import type { OwnerScope } from '../operations/scopes.js';
 import { isEntitled, loadOwnerSettings } from '../owners/owner-settings.js';
+import { stricterPrivacy } from '../owners/privacy-mode.js';
 import type { WakeupSender } from '../queue/wakeup-sender.js';
 import type { ResultObjects } from '../results/result-objects.js';
 import { PermanentTaskError, SubjectNotFoundError, type TaskCompletion, type TaskContext } from '../tasks/task-definition.js';
@@ -80,11 +81,14 @@ export async function runClaimedOperation(
       await acknowledgeCancel(owner, claim);
       return 'cancelled';
     }
-    // Entitlement is rechecked live before every run and fails closed (DESIGN §4, §5). The privacy mode is not
-    // re-read here: routing uses the snapshot taken at admission.
-    if (!isEntitled(task, await loadOwnerSettings(owner.store, owner.ownerUserId))) {
+    // Entitlement is rechecked live before every run and fails closed (DESIGN §4, §5). So is privacy: routing follows
+    // the stricter of the snapshot taken at admission and the owner's current mode, so withdrawing consent
+    // (`local_only`) stops any further external call, and granting it later never widens an admitted operation.
+    const settings = await loadOwnerSettings(owner.store, owner.ownerUserId);
+    if (!isEntitled(task, settings)) {
       return await fail(owner, claim, deps, 'entitlement_revoked', 'the owner is no longer entitled to this task type', policy.retry);
     }
+    const privacyMode = stricterPrivacy(claim.privacyMode, settings.privacyMode);
     let params: unknown;
     try {
       params = parseOrThrow(task.paramsSchema, JSON.parse(claim.paramsJson), 'params');
@@ -110,7 +114,7 @@ export async function runClaimedOperation(
     const timeoutMs = Math.max(1, Math.min(policy.timeoutMs, remainingMs() - TIMEOUT_SAFETY_MS));
     const timesOutAt = Date.now() + timeoutMs;
     const route = task.model ? (claim.claimedFrom === 'waiting_for_external_fallback' ? deps.models?.external : deps.models?.local) : undefined;
-    if (task.model && (!route || (route.name === 'external' && !externalAllowed(task, claim.privacyMode, deps.models)))) {
+    if (task.model && (!route || (route.name === 'external' && !externalAllowed(task, privacyMode, deps.models)))) {
       // Fail closed: the route is not configured here, or the operation may no longer leave the local route.
       if (route) route.breaker.release(modelPermit);
       return await fail(owner, claim, deps, 'retryable', `model route ${route?.name ?? 'local'} is not available to this operation`, policy.retry);
@@ -211,7 +215,7 @@ export async function runClaimedOperation(
     const verdict = cause === 'timeout' ? { kind: 'timeout' as const, message: `timed out after ${timeoutMs} ms` } : classifyFailure(failure);
     const localRouteFailed =
       route?.name === 'local' && (verdict.kind === 'timeout' || (verdict.kind === 'retryable' && failure instanceof ModelCallError));
-    if (localRouteFailed && claim.attempt < claim.maxAttempts && externalAllowed(task, claim.privacyMode, deps.models)) {
+    if (localRouteFailed && claim.attempt < claim.maxAttempts && externalAllowed(task, privacyMode, deps.models)) {
       const status = await fallBackToExternal(owner, claim, `local route: ${verdict.message}`, deps.policy.wakeupResendMs);
       if (status === 'waiting_for_external_fallback') await sendWakeup(deps, { v: 1, reason: 'retry', operationId: claim.operationId });
       return status;
@@ -232,12 +236,14 @@ export async function runClaimedOperation(
  * anything else retryable.
  */
 function classifyFailure(failure: unknown): { kind: FailureKind; message: string } {
-  const message = describeError(failure).errorMessage as string;
   if (failure instanceof ModelCallError) {
+    // Operator-only text: the fixed message plus the bounded provider code (ECONNREFUSED, an SDK error name), if any.
+    const message = failure.providerCode ? `${failure.message} (${failure.providerCode})` : failure.message;
     if (failure.failure === 'invalid_output') return { kind: 'invalid_model_output', message };
     if (failure.failure === 'timeout') return { kind: 'timeout', message };
     return { kind: failure.retryable || failure.failure === 'aborted' ? 'retryable' : 'model_rejected', message };
   }
+  const message = describeError(failure).errorMessage as string;
   if (failure instanceof SubjectNotFoundError) return { kind: 'subject_not_found', message };
   if (failure instanceof ValidationError || failure instanceof PermanentTaskError) return { kind: 'permanent', message };
   return { kind: 'retryable', message };

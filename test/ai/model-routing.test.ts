@@ -89,7 +89,7 @@ describe.each(DIALECTS)('local-first model routing on %s', (dialect) => {
     expect(done).toMatchObject({ status: 'succeeded', attempt: 2 });
     expect(parseModelAttempts(done.model_attempts)).toEqual([
       { attempt: 1, route: 'local', provider: 'http', model: 'local-test-model', outcome: 'server_error' },
-      { attempt: 2, route: 'external', provider: 'http', model: 'fake-model', outcome: 'ok' },
+      { attempt: 2, route: 'external', provider: 'http', model: 'external-test-model', outcome: 'ok' },
     ]);
     expect(rig.local.calls).toHaveLength(1);
     expect(rig.external.calls).toHaveLength(1);

@@ -47,6 +47,24 @@ describe('configuration', () => {
     expect(createRegistry(loadConfig({ AI_TASKS: '1', MODEL_LOCAL_URL: 'http://127.0.0.1:8080/v1' })).types()).toEqual(['strategy.snapshot']);
   });
 
+  it('a malformed external key, or a key without an external route, is refused naming the variable, never echoing the key', () => {
+    const secret = 'sk-LEAK ME-0123456789';
+    for (const env of [{ MODEL_EXTERNAL_URL: 'https://api.example.test/v1', MODEL_EXTERNAL_NAME: 'm', MODEL_EXTERNAL_API_KEY: secret }, { MODEL_EXTERNAL_API_KEY: 'sk-valid-but-alone' }]) {
+      let message = '';
+      try {
+        loadConfig(env);
+      } catch (error) {
+        message = String(error);
+      }
+      expect(message).toMatch(/MODEL_EXTERNAL_(API_KEY|URL)/);
+      expect(message).not.toContain(secret);
+    }
+  });
+
+  it('a model base URL with a query or fragment is refused (the client appends /chat/completions)', () => {
+    expect(() => createModelRoutes(loadConfig({ MODEL_LOCAL_URL: 'http://127.0.0.1:8080/v1?token=abc' }))).toThrow(/MODEL_LOCAL_URL.*query/);
+  });
+
   it('a malformed model route is refused naming the variable, not its value', () => {
     const config = loadConfig({ MODEL_LOCAL_URL: 'lambda:bad name!' });
     expect(() => createModelRoutes(config)).toThrow(ConfigError);

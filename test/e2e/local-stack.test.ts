@@ -60,7 +60,7 @@ describe('local stack (npm start) end to end', () => {
     try {
       const row = await store.db.selectFrom('operations').select('model_attempts').executeTakeFirstOrThrow();
       expect(parseModelAttempts(row.model_attempts)).toEqual([
-        { attempt: 1, route: 'local', provider: 'lambda', model: 'durable-ops-stand-in', outcome: 'ok' },
+        { attempt: 1, route: 'local', provider: 'lambda', model: 'local', outcome: 'ok' },
       ]);
     } finally {
       await store.destroy();

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { charCount, JobLimits } from '../../jobs/job-limits.js';
 import { findOwnedJob, lockOwnedJob } from '../../jobs/job.repository.js';
 import { ModelCallError } from '../../models/model-errors.js';
+import { JobNotFoundError } from '../../errors.js';
 import { upsertNote } from '../../jobs/workspace-note.repository.js';
 import { defineTask, PermanentTaskError, SubjectNotFoundError } from '../../tasks/task-definition.js';
 import { STRATEGY_SNAPSHOT_NOTE_KIND, StrategySnapshotSchema } from './strategy-snapshot-output.js';
@@ -29,6 +30,12 @@ export const strategySnapshotTask = defineTask({
   entitlement: { aiEnabled: true },
   capacityRoute: 'local-model',
   model: { externalAllowed: false },
+  exclusiveSubject: {
+    type: JOB_SUBJECT_TYPE,
+    lock: async (tx, job) => {
+      if (!(await lockOwnedJob(tx, job.ownerUserId, job.id, job.rowLocks))) throw new JobNotFoundError(job.id);
+    },
+  },
   async run({ operationId, scope, subject, model, reportProgress }) {
     if (subject.type !== JOB_SUBJECT_TYPE) throw new PermanentTaskError(`strategy.snapshot needs a ${JOB_SUBJECT_TYPE} subject`);
     if (!model) throw new PermanentTaskError('strategy.snapshot ran without a model route');

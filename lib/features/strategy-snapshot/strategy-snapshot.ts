@@ -4,7 +4,6 @@ import { assertOwnerScope, type OwnerScope } from '../../operations/scopes.js';
 import { parseDbTime } from '../../db/db-time.js';
 import { SnapshotNotFoundError } from '../../errors.js';
 import { getJob } from '../../jobs/jobs.js';
-import { lockOwnedJob } from '../../jobs/job.repository.js';
 import { findNote } from '../../jobs/workspace-note.repository.js';
 import { STRATEGY_SNAPSHOT_NOTE_KIND, StrategySnapshotSchema, type StrategySnapshot } from './strategy-snapshot-output.js';
 import { JOB_SUBJECT_TYPE, STRATEGY_SNAPSHOT_TASK_TYPE } from './strategy-snapshot-task.js';
@@ -12,28 +11,16 @@ import { JOB_SUBJECT_TYPE, STRATEGY_SNAPSHOT_TASK_TYPE } from './strategy-snapsh
 /**
  * Requests a strategy snapshot of the owner's job (DESIGN §7 feature producer): the same admission as
  * `POST /api/operations` (idempotency key, entitlement, capacity, deadline, privacy snapshot), with only the job
- * reference as subject. In the admission transaction the job row is locked and the owner's active `strategy.snapshot`
- * operation on it, if any, is returned instead (`reused`), so concurrent requests for one job — whatever their keys —
- * end with one operation.
+ * reference as subject. `strategy.snapshot` has an exclusive subject: in the admission transaction the job row is
+ * locked and the owner's active `strategy.snapshot` operation on it, if any, is returned instead (`reused`, the key bound
+ * to it), so concurrent requests for one job — whatever their keys — end with one operation.
  * @returns the {@link Admission}: new (`replayed` and `reused` false: HTTP 202), or an existing one (HTTP 200).
  * @throws {JobNotFoundError} the job is missing, another owner's, or the id malformed (404); nothing written.
  * @throws the errors of `admitOperation`: 400 key, 403 not entitled, 422 key reused, 429 capacity.
  */
 export async function requestStrategySnapshot(scope: OwnerScope, deps: AdmissionDeps, jobId: unknown, idempotencyKey: unknown): Promise<Admission> {
   const job = await getJob(scope, jobId);
-  const subject = { type: JOB_SUBJECT_TYPE, id: job.id };
-  return admitOperation(
-    scope,
-    deps,
-    idempotencyKey,
-    { taskType: STRATEGY_SNAPSHOT_TASK_TYPE, subject, params: {} },
-    {
-      reuseActive: async (tx) => {
-        await lockOwnedJob(tx, scope.ownerUserId, job.id, scope.store.caps.rowLocks);
-        return findActiveForSubject(tx, scope.ownerUserId, STRATEGY_SNAPSHOT_TASK_TYPE, subject);
-      },
-    },
-  );
+  return admitOperation(scope, deps, idempotencyKey, { taskType: STRATEGY_SNAPSHOT_TASK_TYPE, subject: { type: JOB_SUBJECT_TYPE, id: job.id }, params: {} });
 }
 
 /** A published strategy snapshot: the validated answer and when it was written (ISO-8601 UTC strings). */

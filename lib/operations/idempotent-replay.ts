@@ -1,0 +1,30 @@
+import type { DbContext } from '../db/database.js';
+import { IdempotencyKeyReusedError } from '../errors.js';
+import { findKeyAlias } from './key-alias.repository.js';
+import { findByIdempotencyKey, findOwnedOperation, type OperationRow } from './operation.repository.js';
+
+/**
+ * The operation an idempotency key already names for this owner and task type, if any (DESIGN §2, §7): the operation
+ * admitted under it or — with `withAliases`, for task types with an exclusive subject — the active operation it was
+ * answered with (`operation_key_aliases`).
+ * @throws {IdempotencyKeyReusedError} the key was used with a different request (canonical hash differs; HTTP 422).
+ */
+export async function findReplay(
+  ctx: DbContext,
+  ownerUserId: string,
+  taskType: string,
+  key: string,
+  hash: string,
+  withAliases: boolean,
+): Promise<OperationRow | undefined> {
+  const admitted = await findByIdempotencyKey(ctx, ownerUserId, taskType, key);
+  if (admitted) {
+    if (admitted.request_hash !== hash) throw new IdempotencyKeyReusedError();
+    return admitted;
+  }
+  if (!withAliases) return undefined;
+  const alias = await findKeyAlias(ctx, ownerUserId, taskType, key);
+  if (!alias) return undefined;
+  if (alias.request_hash !== hash) throw new IdempotencyKeyReusedError();
+  return findOwnedOperation(ctx, ownerUserId, alias.operation_id);
+}
