@@ -14,6 +14,7 @@ import { OwnerScope } from '../../lib/operations/scopes.js';
 import { updateOwnSettings } from '../../lib/owners/owner-settings.js';
 import { TaskRegistry } from '../../lib/tasks/task-registry.js';
 import { processWakeup, type WorkerDeps } from '../../lib/worker/worker-handler.js';
+import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';
 import { createApiTestApp, type ApiTestApp } from '../http/api-test-app.js';
 import { startAiRig, type AiRig } from '../support/ai-rig.js';
 import { DIALECTS, hasMariadb } from '../support/test-store.js';
@@ -97,6 +98,21 @@ describe.each(DIALECTS)('strategy.snapshot hardening on %s', (dialect) => {
     const retried = await requestSnapshot(owner, jobId, `k2-${seq}`);
     expect(retried.json.id).toBe(first.json.id);
     expect(await app.countOperations(owner)).toBe(1);
+  });
+
+  it.skipIf(skip)('a key bound to a reused operation is forgotten with it when the sweeper purges it after the retention', async () => {
+    const owner = `rv-${++seq}`;
+    const jobId = await createJob(owner);
+    const first = await requestSnapshot(owner, jobId, `pa-${seq}`);
+    await requestSnapshot(owner, jobId, `pb-${seq}`);
+    const aliases = () => app.db.store.db.selectFrom('operation_key_aliases').select('operation_id').where('owner_user_id', '=', owner).execute();
+    expect(await aliases()).toEqual([{ operation_id: first.json.id }]);
+    expect(await processWakeup(worker, () => 60_000)).toBe('succeeded');
+    app.db.clock.advance(worker.policy.retentionMs + 1);
+    const counts = await runSweepOnce({ ...worker, batchSize: 100, timeBudgetMs: 10_000 });
+    expect(counts.purged).toBe(1);
+    expect(await aliases()).toEqual([]);
+    app.db.clock.offsetMs = 0;
   });
 
   it.skipIf(skip)('model output with a lone surrogate is invalid output: nothing published, nothing served', async () => {
