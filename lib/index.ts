@@ -6,7 +6,13 @@
 // Configuration and runtime
 export { ConfigSchema, loadConfig, type Config } from './config.js';
 export { createRuntime, createRegistry, lazy, type Runtime, type RuntimeOverrides } from './runtime.js';
-export { consoleLogger, silentLogger, type Logger } from './logger.js';
+export { createPowertoolsLogger, createProcessLogger, loggerOver, SERVICE_NAME, silentLogger, type Logger } from './logger.js';
+
+// Logs and metrics (Powertools: JSON log lines, CloudWatch EMF metrics)
+export { MetricName, noopMetrics, type MetricDimensions, type OpsMetrics, type PublishingMetrics } from './observability/metrics.js';
+export { createPowertoolsMetrics, METRICS_NAMESPACE, PowertoolsMetrics } from './observability/powertools-metrics.js';
+export { createObservability, publishMetricsMiddleware, type Observability } from './observability/observability.js';
+export { recordLifecycle, type LifecycleEvent, type LifecycleEventName, type Telemetry } from './observability/lifecycle-events.js';
 
 // Errors
 export {
@@ -32,7 +38,19 @@ export {
 
 // Database
 export { openStore, parseDatabaseUrl, type DatabaseTarget, type OpenStoreOptions, type Store } from './db/store.js';
-export { migrateAllDown, migrateToLatest, type MigrationReport } from './db/migrate.js';
+export { migrateAllDown, migrateToLatest, tryMigrateToLatest, type MigrationOutcome, type MigrationReport } from './db/migrate.js';
+export {
+  createMigrateHandler,
+  describeMigrationError,
+  MigrateFunctionEventSchema,
+  MigrateFunctionResultSchema,
+  MigrationResultSchema,
+  MIGRATE_ERROR_MAX_LENGTH,
+  type MigrateFunctionResult,
+  type MigrateHandlerDeps,
+} from './db/migrate-function.js';
+export { migrateRemote, type MigrateRemoteOptions } from './db/remote-migrate.js';
+export { MigrateFunctionError, MigrateInvokeError, MigrateResponseError, MigrationFailedError } from './db/migration-errors.js';
 export type { Capabilities, DialectName } from './db/capabilities.js';
 
 // Operations: states, scopes, services, DTOs
@@ -153,6 +171,7 @@ export { demoWaitTask, DemoWaitParamsSchema } from './tasks/demo-wait.js';
 
 // Handlers (the Lambda entry points build these)
 export { createApiHandler, type ApiHandler } from './http/api-handler.js';
+export { buildOpenApiDocument, openApiJson, type OpenApiDocument } from './http/openapi.js';
 export { createWorkerHandler, processWakeup, type WorkerDeps } from './worker/worker-handler.js';
 export { runClaimedOperation, type RunDeps, type RunOutcome } from './worker/run-claimed-operation.js';
 export { createSweeperHandler, sweepWith } from './sweeper/sweeper-handler.js';

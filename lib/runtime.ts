@@ -2,7 +2,8 @@ import { loadCapacityPolicy } from './capacity/capacity-policy.js';
 import type { CapacityPolicy } from './capacity/capacity-policy.js';
 import type { Config } from './config.js';
 import { ConfigError } from './errors.js';
-import { consoleLogger, type Logger } from './logger.js';
+import { createProcessLogger, type Logger } from './logger.js';
+import { noopMetrics, type OpsMetrics } from './observability/metrics.js';
 import { openStore, type Store } from './db/store.js';
 import { policyFromConfig, type OperationPolicy } from './operations/operation-policy.js';
 import { createSqsClient, SqsWakeupSender, type WakeupSender } from './queue/wakeup-sender.js';
@@ -28,6 +29,8 @@ export interface Runtime {
   /** The modules that write durable recovery operations, with their reconciliation actions (DESIGN §8). */
   readonly recoveryModules: RecoveryModuleRegistry;
   readonly logger: Logger;
+  /** Where the services count lifecycle metrics; whoever built the runtime publishes them (see `Observability`). */
+  readonly metrics: OpsMetrics;
   /** Where tasks publish result objects; present only when `RESULTS_BUCKET` is set. */
   readonly results?: ResultObjects;
   /** The model routes of model tasks (DESIGN §5), with their process-local circuit breakers. */
@@ -36,10 +39,16 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** Parts of a {@link Runtime} a caller may supply instead of having them built from config. */
+/**
+ * Parts of a {@link Runtime} a caller may supply instead of having them built from config. An `Observability` is one
+ * (its logger and metrics): the Lambda entry points and the local stack pass theirs.
+ */
 export interface RuntimeOverrides {
   readonly wakeups?: WakeupSender;
+  /** @default a Powertools process logger (`createProcessLogger`) */
   readonly logger?: Logger;
+  /** @default `noopMetrics`: metrics exist only where someone publishes them */
+  readonly metrics?: OpsMetrics;
   readonly registry?: TaskRegistry;
 }
 
@@ -87,7 +96,8 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     capacity,
     wakeups,
     recoveryModules: createRecoveryModules(),
-    logger: overrides.logger ?? consoleLogger,
+    logger: overrides.logger ?? createProcessLogger(),
+    metrics: overrides.metrics ?? noopMetrics,
     results,
     models,
     close: async () => {

@@ -6,7 +6,8 @@
 import { loadConfig, type Config } from '../lib/config.js';
 import { startLocalStack } from '../lib/local/local-stack.js';
 import { isStandIn } from '../lib/local/local-models.js';
-import { consoleLogger, describeError } from '../lib/logger.js';
+import { describeError } from '../lib/logger.js';
+import { createObservability } from '../lib/observability/observability.js';
 
 // The SDK version is pinned for Node 20 (shared/TOOLING.md); its "newer releases will need Node 22" notice is noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -21,7 +22,7 @@ const config: Config = (() => {
     return failed(error);
   }
 })();
-const stack = await startLocalStack(config, consoleLogger).catch(failed);
+const stack = await startLocalStack(config, createObservability()).catch(failed);
 
 const { local, external } = stack.runtime.models;
 const modelRoutes = [

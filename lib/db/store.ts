@@ -45,20 +45,29 @@ export interface OpenStoreOptions {
 
 /** A parsed `DATABASE_URL`. */
 export type DatabaseTarget =
-  | { readonly kind: 'mariadb'; readonly url: string; readonly database: string }
+  | {
+      readonly kind: 'mariadb';
+      readonly url: string;
+      readonly database: string;
+      /** `?ssl=true`: connect over TLS and verify the server certificate (RDS Proxy with `RequireTLS`). */
+      readonly tls: boolean;
+    }
   | { readonly kind: 'sqlite'; readonly path: string };
 
 /**
- * Parses `DATABASE_URL`: `mysql://user:pass@host:port/db` or `mariadb://…` for MariaDB;
+ * Parses `DATABASE_URL`: `mysql://user:pass@host:port/db[?ssl=true]` or `mariadb://…` for MariaDB;
  * `sqlite:<path>`, `file:<path>` or `sqlite::memory:` for SQLite.
- * @throws {ConfigError} for any other form, or a MariaDB URL without a database name.
+ * @throws {ConfigError} for any other form, a MariaDB URL without a database name, or an `ssl` other than
+ * `true`/`false` (the value is never echoed: the URL holds a password).
  */
 export function parseDatabaseUrl(value: string): DatabaseTarget {
   if (/^(mysql|mariadb):\/\//.test(value)) {
     const url = new URL(value);
     const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
     if (!database) throw new ConfigError('DATABASE_URL must name a database, e.g. mysql://root@127.0.0.1:3306/durable_ops');
-    return { kind: 'mariadb', url: value, database };
+    const ssl = url.searchParams.get('ssl');
+    if (ssl !== null && ssl !== 'true' && ssl !== 'false') throw new ConfigError('DATABASE_URL ssl must be true or false');
+    return { kind: 'mariadb', url: value, database, tls: ssl === 'true' };
   }
   const sqlite = /^(?:sqlite|file):(.+)$/.exec(value);
   if (sqlite?.[1]) return { kind: 'sqlite', path: sqlite[1] };
@@ -70,7 +79,7 @@ export function parseDatabaseUrl(value: string): DatabaseTarget {
  *
  * MariaDB connections are configured so driver types match the row types (STYLE §17): UTC (`timezone: 'Z'`,
  * session `time_zone = '+00:00'`), `dateStrings` (timestamps stay strings with microseconds), strict SQL mode
- * (over-long strings are errors, never silently truncated), utf8mb4.
+ * (over-long strings are errors, never silently truncated), utf8mb4; over verified TLS with `?ssl=true`.
  * @throws {ConfigError} when the URL is not understood.
  */
 export function openStore(databaseUrl: string, options: OpenStoreOptions = {}): Store {
@@ -90,6 +99,9 @@ export function openStore(databaseUrl: string, options: OpenStoreOptions = {}): 
       charset: 'utf8mb4',
       supportBigNumbers: true,
       bigNumberStrings: false,
+      // TLS 1.2+ with the certificate checked against Node's CA bundle: RDS Proxy endpoints present ACM certificates
+      // (Amazon Root CA), so no CA file is needed (Amazon RDS User Guide, "Using TLS/SSL with RDS Proxy").
+      ...(target.tls ? { ssl: { rejectUnauthorized: true, minVersion: 'TLSv1.2' } } : {}),
     });
     pool.on('connection', (connection) => {
       connection.query("SET SESSION time_zone = '+00:00', SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION'");

@@ -1,8 +1,9 @@
 import middy, { type MiddlewareObj, type MiddyfiedHandler } from '@middy/core';
 import httpRouterHandler from '@middy/http-router';
-import { consoleLogger, type Logger } from '../logger.js';
+import { createProcessLogger, type Logger } from '../logger.js';
+import type { Observability } from '../observability/observability.js';
 import { OwnerScope } from '../operations/scopes.js';
-import { API_ROUTES, type ApiDeps, type ApiEvent, type ApiResult, type ApiRoute } from './api-routes.js';
+import { API_ROUTES, type ApiDeps, type ApiEvent, type ApiResult, type OperatorRoute, type OwnerRoute } from './api-routes.js';
 import { ownerFromEvent, requireScope } from './auth.js';
 import { MethodNotAllowedError, RouteNotFoundError } from './http-errors.js';
 import { problemDetailsMiddleware } from './problem-details.js';
@@ -12,11 +13,22 @@ export type { ApiDeps, ApiEvent, ApiResult } from './api-routes.js';
 /** The owner API Lambda handler: `(event, context) => Promise<ApiResult>`, with middy's `use`/`before`/… attached. */
 export type ApiHandler = MiddyfiedHandler<ApiEvent, ApiResult>;
 
-/** The route templates as the router matches them: `{name}` is one non-empty segment; one trailing `/` is allowed. */
-const ROUTE_PATTERNS = API_ROUTES.map((route) => ({
-  route,
-  pattern: new RegExp(`^${route.path.replace(/\{[^/]+\}/g, '[^/]+')}/?$`),
-}));
+/** A path template as a pattern: `{name}` is one non-empty segment, everything else literal; one trailing `/` is allowed. */
+function patternOf(path: string): RegExp {
+  const literal = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${literal.replace(/\{[^/]+\}/g, '[^/]+')}/?$`);
+}
+
+/** The route templates as the router matches them. */
+const ROUTE_PATTERNS = API_ROUTES.map((route) => ({ route, pattern: patternOf(route.path) }));
+
+/**
+ * Whether `method` + `path` is a public route (the OpenAPI document): the requests API Gateway lets through without the
+ * JWT authorizer, so the local server lets them through without a token and the handler asks no claims of them.
+ */
+export function isPublicRequest(method: string, path: string): boolean {
+  return ROUTE_PATTERNS.some(({ route, pattern }) => route.access === 'public' && route.method === method && pattern.test(path));
+}
 
 /** 405 when the path names a route under another method (with the methods it does allow), else 404. */
 function routeMiss(path: string): never {
@@ -25,12 +37,14 @@ function routeMiss(path: string): never {
 }
 
 /**
- * Refuses, before routing, any event that carries no verified `sub` claim: API Gateway should never send one (the
- * JWT authorizer guards every route), but the Lambda does not rely on the route configuration for that.
+ * Refuses, before routing, any event that carries no verified `sub` claim, except a public route's: API Gateway should
+ * never send one (the JWT authorizer guards every other route), but the Lambda does not rely on the route
+ * configuration for that.
  */
 const requireVerifiedSubject: MiddlewareObj<ApiEvent, ApiResult> = {
   before: (request) => {
-    ownerFromEvent(request.event);
+    const http = request.event.requestContext?.http;
+    if (!isPublicRequest(http?.method ?? '', http?.path ?? '')) ownerFromEvent(request.event);
   },
 };
 
@@ -49,7 +63,7 @@ const hideOperatorRoutes: MiddlewareObj<ApiEvent, ApiResult> = {
 };
 
 /** Calls `route` for `event`: owner routes get the caller's owner scope; operator routes re-check their scope first. */
-function dispatch(route: ApiRoute, deps: ApiDeps, event: ApiEvent): Promise<ApiResult> {
+function dispatch(route: OwnerRoute | OperatorRoute, deps: ApiDeps, event: ApiEvent): Promise<ApiResult> {
   if (route.access === 'owner') return route.handle(new OwnerScope(deps.store, ownerFromEvent(event)), deps, event);
   requireScope(event, route.scope);
   return route.handle(deps, event);
@@ -58,28 +72,34 @@ function dispatch(route: ApiRoute, deps: ApiDeps, event: ApiEvent): Promise<ApiR
 /**
  * Builds the API Lambda (owner API, DESIGN §7, and the operator route of §8) for API Gateway HTTP API payload 2.0
  * events: middy with `@middy/http-router` over {@link API_ROUTES}, a check that the JWT authorizer's `sub` claim is
- * present, the operator-route gate (404 without the route's scope), and the problem-details middleware that turns
+ * present (on every route but the public OpenAPI document, which answers without dependencies or claims), the
+ * operator-route gate (404 without the route's scope), and the problem-details middleware that turns
  * every error into RFC 9457 `application/problem+json` — including 401 (no claims), 404 (no such path, or an operator
  * path without the scope) and 405 (path exists, method does not; with `Allow`).
  *
  * The router matches `requestContext.http.path`; deploy on the `$default` stage (no stage prefix in the path).
  * @param deps the dependencies, or a function resolving them on first use (a Lambda cold start builds them on the
  * first invocation, not at import; memoise it, e.g. with `lazy` from `lib/runtime.ts`). Until they resolve, 500s are
- * logged with `consoleLogger`.
+ * logged with the observability's logger (or a process logger).
+ * @param observability when given, its middlewares come first: Lambda context on every log line, the invocation's
+ * metrics published when it ends. @default none (tests)
  */
-export function createApiHandler(deps: ApiDeps | (() => Promise<ApiDeps>)): ApiHandler {
+export function createApiHandler(deps: ApiDeps | (() => Promise<ApiDeps>), observability?: Observability): ApiHandler {
   const resolve = typeof deps === 'function' ? deps : async () => deps;
-  let logger: Logger = typeof deps === 'function' ? consoleLogger : deps.logger;
+  let logger: Logger = typeof deps === 'function' ? (observability?.logger ?? createProcessLogger()) : deps.logger;
   const routes = API_ROUTES.map((route) => ({
     method: route.method,
     path: route.path,
     handler: async (event: ApiEvent): Promise<ApiResult> => {
+      // A public route needs neither the dependencies (no database connection on a cold start) nor claims.
+      if (route.access === 'public') return route.handle(event);
       const runtime = await resolve();
       logger = runtime.logger;
       return dispatch(route, runtime, event);
     },
   }));
   return middy<ApiEvent, ApiResult>()
+    .use([...(observability?.middlewares ?? [])])
     .use(problemDetailsMiddleware({ logger: () => logger }))
     .use(requireVerifiedSubject)
     .use(hideOperatorRoutes)

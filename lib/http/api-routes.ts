@@ -14,6 +14,9 @@ import { MAX_JOB_BODY_BYTES, parseJsonObjectBody } from './json-body.js';
 import { readStrategySnapshot, requestStrategySnapshot } from '../features/strategy-snapshot/strategy-snapshot.js';
 import { StrategySnapshotDtoSchema, toStrategySnapshotDto } from '../features/strategy-snapshot/strategy-snapshot-dto.js';
 import { jsonResponse } from './json-response.js';
+import { ROUTE_DOCS } from './api-route-docs.js';
+import { openApiResponse } from './openapi.js';
+import type { RouteDoc } from './route-doc.js';
 import { NotificationPageDtoSchema, OperationPageDtoSchema, UnresolvedRecoveryPageDtoSchema } from './page-dto.js';
 
 /** An API Gateway HTTP API (payload 2.0) event that passed a JWT authorizer. */
@@ -25,9 +28,9 @@ export type ApiResult = APIGatewayProxyStructuredResultV2;
 /**
  * What the API needs: the database, the task types it admits, the operation policy, the capacity policy
  * (admission limits, DESIGN §4), the wake-up queue, the modules of the recovery ledger (their reconciliation actions,
- * DESIGN §8) and a logger. A `Runtime` is one.
+ * DESIGN §8), a logger and the metrics the services count into. A `Runtime` is one.
  */
-export type ApiDeps = Pick<Runtime, 'store' | 'registry' | 'policy' | 'capacity' | 'wakeups' | 'recoveryModules' | 'logger'>;
+export type ApiDeps = Pick<Runtime, 'store' | 'registry' | 'policy' | 'capacity' | 'wakeups' | 'recoveryModules' | 'logger' | 'metrics'>;
 
 /**
  * The answer to an admission (DESIGN §7): 202 + `Location` for a new operation; 200 + `Idempotent-Replayed: true` for a
@@ -39,10 +42,14 @@ function admissionResponse({ operation, replayed, reused }: Admission): ApiResul
   return jsonResponse(reused ? 200 : 202, OperationDtoSchema, dto, { location: dto.statusUrl });
 }
 
-/** What every route has: a method and a path template (`{name}` is a path parameter). */
+/**
+ * What every route has: a method, a path template (`{name}` is a path parameter) and its OpenAPI metadata, from which
+ * `lib/http/openapi.ts` builds the document — required, so no route exists without its contract.
+ */
 interface RouteBase {
   readonly method: 'GET' | 'POST' | 'PATCH';
   readonly path: string;
+  readonly doc: RouteDoc;
 }
 
 /** A route of the owner API (DESIGN §7): it acts for the authenticated owner, the JWT `sub`. */
@@ -64,8 +71,21 @@ export interface OperatorRoute extends RouteBase {
   handle(deps: ApiDeps, event: ApiEvent): Promise<ApiResult>;
 }
 
+/**
+ * A route anyone may call, without a token (the OpenAPI document): API Gateway deploys it without the JWT authorizer,
+ * the local server lets it through unverified, and the API handler neither requires nor reads claims for it.
+ */
+export interface PublicRoute extends RouteBase {
+  readonly access: 'public';
+  /** Answers from what the process already holds: no dependencies, no owner. */
+  handle(event: ApiEvent): Promise<ApiResult>;
+}
+
 /** One route of the API. */
-export type ApiRoute = OwnerRoute | OperatorRoute;
+export type ApiRoute = OwnerRoute | OperatorRoute | PublicRoute;
+
+/** The path of the public OpenAPI 3.1 document of the API. */
+export const OPENAPI_DOCUMENT_PATH = '/api/openapi.json';
 
 /**
  * The owner API, exactly as DESIGN §7 lists it. Every body passes its DTO schema on the way out; errors are thrown
@@ -94,12 +114,15 @@ export type ApiRoute = OwnerRoute | OperatorRoute;
  *   `snapshot_not_found` whose `statusUrl` names the active operation producing it, when there is one.
  * - `GET /api/ops/recovery?state=&limit=` — operators only (JWT scope `ops:read`; anyone else gets 404): 200
  *   `{items}`, the unresolved durable recovery operations, oldest first, each with its module's reconciliation action.
+ * - `GET /api/openapi.json` — public, no token: 200 the OpenAPI 3.1 document of these routes (`lib/http/openapi.ts`),
+ *   built once per process.
  */
 export const API_ROUTES: readonly ApiRoute[] = [
   {
     access: 'owner',
     method: 'POST',
     path: '/api/operations',
+    doc: ROUTE_DOCS.admitOperation,
     async handle(scope, deps, event) {
       return admissionResponse(await admitOperation(scope, deps, event.headers?.['idempotency-key'], parseJsonObjectBody(event)));
     },
@@ -108,6 +131,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     access: 'owner',
     method: 'GET',
     path: '/api/operations',
+    doc: ROUTE_DOCS.listOperations,
     async handle(scope, _deps, event) {
       const page = await listOperations(scope, event.queryStringParameters ?? {});
       return jsonResponse(200, OperationPageDtoSchema, { items: page.items.map(toOperationDto), nextCursor: page.nextCursor });
@@ -117,6 +141,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     access: 'owner',
     method: 'GET',
     path: '/api/operations/{id}',
+    doc: ROUTE_DOCS.getOperation,
     async handle(scope, _deps, event) {
       return jsonResponse(200, OperationDtoSchema, toOperationDto(await getOperation(scope, event.pathParameters?.id)));
     },
@@ -125,14 +150,16 @@ export const API_ROUTES: readonly ApiRoute[] = [
     access: 'owner',
     method: 'POST',
     path: '/api/operations/{id}/cancel',
-    async handle(scope, _deps, event) {
-      return jsonResponse(200, OperationDtoSchema, toOperationDto(await cancelOperation(scope, event.pathParameters?.id)));
+    doc: ROUTE_DOCS.cancelOperation,
+    async handle(scope, deps, event) {
+      return jsonResponse(200, OperationDtoSchema, toOperationDto(await cancelOperation(scope, event.pathParameters?.id, deps)));
     },
   },
   {
     access: 'owner',
     method: 'POST',
     path: '/api/operations/{id}/retry',
+    doc: ROUTE_DOCS.retryOperation,
     async handle(scope, deps, event) {
       return jsonResponse(202, OperationDtoSchema, toOperationDto(await retryOperation(scope, deps, event.pathParameters?.id)));
     },
@@ -141,6 +168,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     access: 'owner',
     method: 'GET',
     path: '/api/notifications',
+    doc: ROUTE_DOCS.listNotifications,
     async handle(scope, _deps, event) {
       const page = await listNotifications(scope, event.queryStringParameters ?? {});
       return jsonResponse(200, NotificationPageDtoSchema, { items: page.items.map(toNotificationDto), nextCursor: page.nextCursor });
@@ -150,6 +178,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     access: 'owner',
     method: 'GET',
     path: '/api/me/settings',
+    doc: ROUTE_DOCS.getSettings,
     async handle(scope) {
       return jsonResponse(200, OwnerSettingsDtoSchema, await getOwnSettings(scope));
     },
@@ -158,6 +187,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     access: 'owner',
     method: 'PATCH',
     path: '/api/me/settings',
+    doc: ROUTE_DOCS.updateSettings,
     async handle(scope, _deps, event) {
       return jsonResponse(200, OwnerSettingsDtoSchema, await updateOwnSettings(scope, parseJsonObjectBody(event)));
     },
@@ -166,6 +196,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     access: 'owner',
     method: 'POST',
     path: '/api/jobs',
+    doc: ROUTE_DOCS.createJob,
     async handle(scope, _deps, event) {
       const dto = toJobDto(await createJob(scope, parseJsonObjectBody(event, MAX_JOB_BODY_BYTES)));
       return jsonResponse(201, JobDtoSchema, dto, { location: jobUrlOf(dto.id) });
@@ -175,6 +206,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     access: 'owner',
     method: 'GET',
     path: '/api/jobs/{jobId}',
+    doc: ROUTE_DOCS.getJob,
     async handle(scope, _deps, event) {
       return jsonResponse(200, JobDtoSchema, toJobDto(await getJob(scope, event.pathParameters?.jobId)));
     },
@@ -183,6 +215,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     access: 'owner',
     method: 'POST',
     path: '/api/jobs/{jobId}/strategy-snapshot',
+    doc: ROUTE_DOCS.requestStrategySnapshot,
     async handle(scope, deps, event) {
       return admissionResponse(await requestStrategySnapshot(scope, deps, event.pathParameters?.jobId, event.headers?.['idempotency-key']));
     },
@@ -191,6 +224,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     access: 'owner',
     method: 'GET',
     path: '/api/jobs/{jobId}/strategy-snapshot',
+    doc: ROUTE_DOCS.readStrategySnapshot,
     async handle(scope, _deps, event) {
       return jsonResponse(200, StrategySnapshotDtoSchema, toStrategySnapshotDto(await readStrategySnapshot(scope, event.pathParameters?.jobId)));
     },
@@ -200,9 +234,19 @@ export const API_ROUTES: readonly ApiRoute[] = [
     scope: OPS_READ_SCOPE,
     method: 'GET',
     path: '/api/ops/recovery',
+    doc: ROUTE_DOCS.listUnresolvedRecovery,
     async handle(deps, event) {
       const items = await listUnresolved(deps.store, deps.recoveryModules, event.queryStringParameters ?? {});
       return jsonResponse(200, UnresolvedRecoveryPageDtoSchema, { items });
+    },
+  },
+  {
+    access: 'public',
+    method: 'GET',
+    path: OPENAPI_DOCUMENT_PATH,
+    doc: ROUTE_DOCS.getOpenApiDocument,
+    async handle() {
+      return openApiResponse(API_ROUTES);
     },
   },
 ];

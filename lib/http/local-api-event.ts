@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { APIGatewayProxyEventV2WithJWTAuthorizer } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyEventV2WithJWTAuthorizer } from 'aws-lambda';
 import type { DevTokenClaims } from './auth.js';
 
 /** One HTTP request as the local server received it, body already read (UTF-8). */
@@ -58,16 +58,18 @@ function gatewayQuery(rawQueryString: string): Record<string, string> | undefine
  * `rawQueryString`, decoded `queryStringParameters`, lower-cased `headers`, `cookies`, the body as a string with
  * `isBase64Encoded: false`, `routeKey: '$default'`, and `requestContext.authorizer.jwt` with the **verified** claims
  * and the scopes of the `scope` claim (`null` without one,
- * as API Gateway sends).
+ * as API Gateway sends). With no `claims` (a public route, deployed without the authorizer) the event has no
+ * `requestContext.authorizer` at all, as API Gateway sends it; its type still says JWT authorizer, which every reader
+ * of the claims already treats as possibly absent.
  */
-export function toApiGatewayEvent(request: LocalRequest, claims: DevTokenClaims): APIGatewayProxyEventV2WithJWTAuthorizer {
+export function toApiGatewayEvent(request: LocalRequest, claims: DevTokenClaims | undefined): APIGatewayProxyEventV2WithJWTAuthorizer {
   const queryAt = request.target.indexOf('?');
   const rawPath = queryAt < 0 ? request.target : request.target.slice(0, queryAt);
   const rawQueryString = queryAt < 0 ? '' : request.target.slice(queryAt + 1);
   const cookie = request.headers.cookie;
   const headers = gatewayHeaders(request.headers);
   const queryStringParameters = gatewayQuery(rawQueryString);
-  return {
+  const event: APIGatewayProxyEventV2 = {
     version: '2.0',
     routeKey: '$default',
     rawPath,
@@ -92,13 +94,11 @@ export function toApiGatewayEvent(request: LocalRequest, claims: DevTokenClaims)
       stage: '$default',
       time: gatewayTime(request.receivedAt),
       timeEpoch: request.receivedAt.getTime(),
-      authorizer: {
-        principalId: '',
-        integrationLatency: 0,
-        jwt: { claims: gatewayClaims(claims), scopes: claims.scope ? claims.scope.split(' ').filter(Boolean) : null },
-      },
     },
     ...(request.body !== undefined ? { body: request.body } : {}),
     isBase64Encoded: false,
   };
+  if (!claims) return event as APIGatewayProxyEventV2WithJWTAuthorizer;
+  const jwt = { claims: gatewayClaims(claims), scopes: claims.scope ? claims.scope.split(' ').filter(Boolean) : null };
+  return { ...event, requestContext: { ...event.requestContext, authorizer: { principalId: '', integrationLatency: 0, jwt } } };
 }

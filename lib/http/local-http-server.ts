@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Context } from 'aws-lambda';
 import { UnauthorizedError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { isPublicRequest } from './api-handler.js';
 import type { ApiEvent, ApiResult } from './api-routes.js';
 import { verifyDevToken, type DevTokenClaims } from './auth.js';
 import { ContentTooLargeError, RouteNotFoundError } from './http-errors.js';
@@ -50,6 +51,7 @@ function hint(baseUrl: string): string {
     '',
     'Get a dev token:  TOKEN=$(npm run --silent token -- <user-id> [--scope a,b] [--expires-in 12h])',
     `Call the API:     curl -H "Authorization: Bearer $TOKEN" ${baseUrl}/api/operations`,
+    `OpenAPI 3.1:      curl ${baseUrl}/api/openapi.json   (no token needed)`,
     '',
   ].join('\n');
 }
@@ -96,7 +98,8 @@ async function invoke(request: IncomingMessage, options: LocalHttpServerOptions)
     return { statusCode: 200, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, body };
   }
   if (path !== '/api' && !path.startsWith('/api/')) throw new RouteNotFoundError();
-  const claims = await authorize(request.headers.authorization, options.devJwtSecret);
+  // As API Gateway does for a route deployed without the authorizer: no token asked, none verified, no claims passed.
+  const claims = isPublicRequest(request.method ?? 'GET', path) ? undefined : await authorize(request.headers.authorization, options.devJwtSecret);
   const body = await readBody(request, LOCAL_MAX_BODY_BYTES);
   const requestId = randomUUID();
   const event = toApiGatewayEvent(
@@ -117,7 +120,8 @@ async function invoke(request: IncomingMessage, options: LocalHttpServerOptions)
 /**
  * Starts the local stand-in for API Gateway (DESIGN §9): a `node:http` server that, for every `/api/*` request,
  * verifies the `Authorization: Bearer` dev token (HS256, `devJwtSecret`) and answers **401** problem+json itself when
- * it is missing or invalid — never calling the handler, as the JWT authorizer would — caps bodies at
+ * it is missing or invalid — never calling the handler, as the JWT authorizer would; public routes (the OpenAPI
+ * document, `GET /api/openapi.json`) pass without a token and without claims, as API Gateway deploys them — caps bodies at
  * {@link LOCAL_MAX_BODY_BYTES} (**413**), turns the request into a payload 2.0 event carrying the verified claims,
  * calls `handler`, and writes its status, headers and body back. `GET /` answers a plain-text hint on getting a
  * token; other paths outside `/api` answer 404.

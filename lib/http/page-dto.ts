@@ -6,7 +6,7 @@ import { UnresolvedRecoveryDtoSchema } from '../recovery/unresolved.js';
 export const OperationPageDtoSchema = z.strictObject({
   items: z.array(OperationDtoSchema).max(100),
   nextCursor: z.string().nullable(),
-});
+}).meta({ id: 'OperationPageDto' });
 
 /** See {@link OperationPageDtoSchema}. */
 export type OperationPageDto = z.infer<typeof OperationPageDtoSchema>;
@@ -15,7 +15,7 @@ export type OperationPageDto = z.infer<typeof OperationPageDtoSchema>;
 export const NotificationPageDtoSchema = z.strictObject({
   items: z.array(NotificationDtoSchema).max(100),
   nextCursor: z.string().nullable(),
-});
+}).meta({ id: 'NotificationPageDto' });
 
 /** See {@link NotificationPageDtoSchema}. */
 export type NotificationPageDto = z.infer<typeof NotificationPageDtoSchema>;
@@ -26,7 +26,7 @@ export type NotificationPageDto = z.infer<typeof NotificationPageDtoSchema>;
  */
 export const UnresolvedRecoveryPageDtoSchema = z.strictObject({
   items: z.array(UnresolvedRecoveryDtoSchema).max(100),
-});
+}).meta({ id: 'UnresolvedRecoveryPageDto' });
 
 /** See {@link UnresolvedRecoveryPageDtoSchema}. */
 export type UnresolvedRecoveryPageDto = z.infer<typeof UnresolvedRecoveryPageDtoSchema>;

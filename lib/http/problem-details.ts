@@ -48,7 +48,7 @@ export const ProblemSchema = z.strictObject({
    * operation.
    */
   statusUrl: z.string().startsWith('/api/operations/').optional(),
-});
+}).meta({ id: 'Problem', description: 'RFC 9457 problem details (`application/problem+json`).' });
 
 /** See {@link ProblemSchema}. */
 export type Problem = z.infer<typeof ProblemSchema>;

@@ -14,7 +14,7 @@ export const JobDtoSchema = z.strictObject({
   description: z.string(),
   createdAt: z.string().datetime(),
   updatedAt: z.string().datetime(),
-});
+}).meta({ id: 'JobDto' });
 
 /** See {@link JobDtoSchema}. */
 export type JobDto = z.infer<typeof JobDtoSchema>;

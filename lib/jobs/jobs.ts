@@ -46,7 +46,7 @@ export const CreateJobSchema = z.strictObject({
     .refine((text) => charCount(text) <= JobLimits.description, `must be at most ${JobLimits.description} characters`)
     .refine((text) => !text.includes('\u0000'), 'must not contain NUL characters')
     .refine(isWellFormedText, 'must be well-formed Unicode text'),
-});
+}).meta({ id: 'CreateJob' });
 
 /** See {@link CreateJobSchema} (the validated, trimmed values). */
 export type CreateJob = z.output<typeof CreateJobSchema>;

@@ -2,7 +2,8 @@ import type { Config } from '../config.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createApiHandler } from '../http/api-handler.js';
 import { startLocalHttpServer } from '../http/local-http-server.js';
-import { describeError, type Logger } from '../logger.js';
+import { describeError } from '../logger.js';
+import type { Observability } from '../observability/observability.js';
 import { createSqsClient } from '../queue/wakeup-sender.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 import { sweepWith } from '../sweeper/sweeper-handler.js';
@@ -34,9 +35,15 @@ export interface LocalStack {
  * by an SQS poller honouring partial batch responses, the sweeper on a `SWEEP_INTERVAL_SECONDS` timer. With
  * `AI_TASKS=1` it also serves the Lambda Invoke API and, unless `MODEL_LOCAL_URL` is set, a deterministic stand-in
  * model (see `startLocalModels`).
+ *
+ * Every part logs through `observability.logger` — the same Powertools JSON lines as the Lambdas — and the handlers use
+ * its middlewares, so each local invocation publishes its EMF metrics to stdout as in AWS (set
+ * `POWERTOOLS_METRICS_DISABLED=true` to silence them). One process serves every local invocation, so a line's Lambda
+ * context fields name the invocation that started last.
  * @throws {ConfigError} for invalid configuration; driver errors if the database cannot be reached or migrated.
  */
-export async function startLocalStack(config: Config, logger: Logger): Promise<LocalStack> {
+export async function startLocalStack(config: Config, observability: Observability): Promise<LocalStack> {
+  const { logger, metrics } = observability;
   let queue: LocalQueue | undefined;
   let queueUrl = config.SQS_QUEUE_URL;
   let endpoint = config.SQS_ENDPOINT;
@@ -50,16 +57,18 @@ export async function startLocalStack(config: Config, logger: Logger): Promise<L
   }
   const models: LocalModels | undefined = config.AI_TASKS ? await startLocalModels(config, logger) : undefined;
   const effective: Config = Object.freeze({ ...config, SQS_QUEUE_URL: queueUrl, SQS_ENDPOINT: endpoint, ...results, ...models?.config });
-  const runtime = createRuntime(effective, { logger });
+  const runtime = createRuntime(effective, { logger, metrics });
   await migrateToLatest(runtime.store);
 
   const client = queue?.client ?? createSqsClient({ region: config.AWS_REGION, ...(endpoint ? { endpoint } : {}) });
-  const poller = startSqsPoller({ client, queueUrl, handler: createWorkerHandler(runtime), functionTimeoutMs: WORKER_TIMEOUT_MS, logger });
-  const server = await startLocalHttpServer({ port: config.PORT, handler: createApiHandler(runtime), devJwtSecret: config.DEV_JWT_SECRET, logger });
+  const poller = startSqsPoller({ client, queueUrl, handler: createWorkerHandler(runtime, observability), functionTimeoutMs: WORKER_TIMEOUT_MS, logger });
+  const server = await startLocalHttpServer({ port: config.PORT, handler: createApiHandler(runtime, observability), devJwtSecret: config.DEV_JWT_SECRET, logger });
 
   let sweeping: Promise<unknown> = Promise.resolve();
   const runSweep = () => {
-    sweeping = sweepWith(runtime).catch((error: unknown) => logger.error('sweep failed', describeError(error)));
+    sweeping = sweepWith(runtime)
+      .catch((error: unknown) => logger.error('sweep failed', describeError(error)))
+      .finally(() => metrics.publish());
   };
   runSweep();
   const timer = setInterval(() => {

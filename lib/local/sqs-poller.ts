@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
-import { consoleLogger, describeError, type Logger } from '../logger.js';
+import { createProcessLogger, describeError, type Logger } from '../logger.js';
 import { localLambdaContext } from './lambda-context.js';
 
 /**
@@ -32,7 +32,7 @@ export interface SqsPollerOptions {
   maxConcurrentBatches?: number;
   /** The simulated Lambda timeout, in **ms**, 1–900000; `context.getRemainingTimeInMillis()` counts down from it. @default 900000 */
   functionTimeoutMs?: number;
-  /** @default consoleLogger */
+  /** @default a Powertools process logger (`createProcessLogger`) */
   logger?: Logger;
 }
 
@@ -86,7 +86,7 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
     throw new RangeError(`Invalid SQS poller options: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   }
   const settings = parsed.data;
-  const logger = options.logger ?? consoleLogger;
+  const logger = options.logger ?? createProcessLogger();
   const abort = new AbortController();
   const inFlight = new Set<Promise<void>>();
 

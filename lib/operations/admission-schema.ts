@@ -19,7 +19,8 @@ export const AdmitRequestSchema = z
       .strict(),
     params: z.record(z.string(), z.unknown()).optional(),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'AdmitRequest' });
 
 /** See {@link AdmitRequestSchema}. */
 export type AdmitRequest = z.infer<typeof AdmitRequestSchema>;

@@ -2,13 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { prepareAdmissionPools, reserveAdmission } from '../capacity/capacity.js';
 import type { CapacityPolicy } from '../capacity/capacity-policy.js';
 import { inTransaction } from '../db/transaction.js';
-import { NotEntitledError, ValidationError } from '../errors.js';
+import { CapacityExhaustedError, NotEntitledError, ValidationError } from '../errors.js';
 import { isEntitled, loadOwnerSettings } from '../owners/owner-settings.js';
 import type { Logger } from '../logger.js';
 import { describeError } from '../logger.js';
+import { recordLifecycle } from '../observability/lifecycle-events.js';
+import type { OpsMetrics } from '../observability/metrics.js';
 import type { WakeupSender } from '../queue/wakeup-sender.js';
+import type { TaskDefinition } from '../tasks/task-definition.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
-import { AdmitRequestSchema, IdempotencyKeySchema } from './admission-schema.js';
+import { AdmitRequestSchema, IdempotencyKeySchema, type AdmitRequest } from './admission-schema.js';
 import { FieldLimits } from './field-limits.js';
 import { reuseActiveOperation } from './exclusive-subject.js';
 import { findReplay } from './idempotent-replay.js';
@@ -24,6 +27,8 @@ export interface AdmissionDeps {
   readonly policy: OperationPolicy;
   readonly wakeups: WakeupSender;
   readonly logger: Logger;
+  /** Counts admissions, replays, reuses and capacity rejections. */
+  readonly metrics: OpsMetrics;
   readonly capacity: CapacityPolicy;
 }
 
@@ -55,6 +60,9 @@ export interface Admission {
  * subject type; in the admission transaction the subject row is locked and, when the owner already has an active
  * operation of the type on it, that one is answered (`reused: true`) and the key bound to it (`operation_key_aliases`),
  * so concurrent clicks end with one operation and a replay of any of their keys answers it.
+ *
+ * Each outcome is recorded once (`recordLifecycle`): `operation_admitted`, `operation_replayed` or `operation_reused`
+ * with the operation id; a full pool as `capacity_rejected` with its kind (`owner` | `global`) and no id.
  * @param input `{ taskType, subject: { type, id }, params? }` (see `AdmitRequestSchema`).
  * @throws {ValidationError} malformed input, key or params, or a subject type the task does not accept (HTTP 400).
  * @throws the subject's not-found error (HTTP 404) for an exclusive-subject task whose subject is not the owner's.
@@ -70,9 +78,33 @@ export async function admitOperation(
   input: unknown,
 ): Promise<Admission> {
   assertOwnerScope(scope);
+  const parsed = parseAdmission(deps.registry, idempotencyKey, input);
+  const taskType = parsed.request.taskType;
+  let admission: Admission;
+  try {
+    admission = await admitParsed(scope, deps, parsed);
+  } catch (error) {
+    if (error instanceof CapacityExhaustedError) recordLifecycle(deps, { event: 'capacity_rejected', taskType, pool: error.pool });
+    throw error;
+  }
+  const event = admission.replayed ? 'operation_replayed' : admission.reused ? 'operation_reused' : 'operation_admitted';
+  recordLifecycle(deps, { event, operationId: admission.operation.id, taskType, status: admission.operation.status });
+  return admission;
+}
+
+/** A validated admission request: the key, the body, its task, canonical params and request hash. */
+interface ParsedAdmission {
+  readonly key: string;
+  readonly request: AdmitRequest;
+  readonly task: TaskDefinition;
+  readonly paramsJson: string;
+  readonly hash: string;
+}
+
+function parseAdmission(registry: TaskRegistry, idempotencyKey: unknown, input: unknown): ParsedAdmission {
   const key = parseOrThrow(IdempotencyKeySchema, idempotencyKey, 'Idempotency-Key');
   const request = parseOrThrow(AdmitRequestSchema, input, 'body');
-  const task = deps.registry.get(request.taskType);
+  const task = registry.get(request.taskType);
   const params = parseOrThrow(task.paramsSchema, request.params ?? {}, 'params');
   const paramsJson = canonicalJson(params);
   if (paramsJson.length > FieldLimits.paramsJson) {
@@ -82,7 +114,11 @@ export async function admitOperation(
   if (exclusive && request.subject.type !== exclusive.type) {
     throw new ValidationError('Invalid body.', [{ path: 'body.subject.type', message: `must be "${exclusive.type}" for ${request.taskType}` }]);
   }
-  const hash = requestHash(request.taskType, request.subject, params);
+  return { key, request, task, paramsJson, hash: requestHash(request.taskType, request.subject, params) };
+}
+
+async function admitParsed(scope: OwnerScope, deps: AdmissionDeps, { key, request, task, paramsJson, hash }: ParsedAdmission): Promise<Admission> {
+  const exclusive = task.exclusiveSubject;
   const policy = taskPolicy(task, deps.policy);
   const store = scope.store;
   const replayOf = () => findReplay(store, scope.ownerUserId, request.taskType, key, hash, exclusive !== undefined);

@@ -125,11 +125,14 @@ export type FailureKind = 'retryable' | 'permanent' | 'timeout' | 'entitlement_r
 /** Failure kinds that end the operation at once, whatever attempts are left. */
 const FINAL_KINDS: ReadonlySet<FailureKind> = new Set<FailureKind>(['permanent', 'entitlement_revoked', 'invalid_model_output', 'model_rejected', 'subject_not_found']);
 
-/** What {@link failOperation} decided. `retryInMs` is set when the operation waits for another attempt. */
-export interface FailureOutcome {
-  readonly status: Extract<OperationStatus, 'waiting_for_retry' | 'failed' | 'cancelled'>;
-  readonly retryInMs?: number;
-}
+/**
+ * What {@link failOperation} decided: `failed` with its bounded code; `waiting_for_retry`, claimable again in
+ * `retryInMs` **milliseconds**; or `cancelled` (the owner's cancel won).
+ */
+export type FailureOutcome =
+  | { readonly status: 'failed'; readonly failureCode: FailureCodeValue }
+  | { readonly status: 'waiting_for_retry'; readonly retryInMs: number }
+  | { readonly status: 'cancelled' };
 
 /**
  * Records a failed attempt (DESIGN §2): a retryable failure or timeout with attempts left → `waiting_for_retry`,
@@ -164,7 +167,7 @@ export async function failOperation(
     };
     const code = codes[failure.kind];
     await finishUnderLease(scope, lease, 'failed', { code, message: failure.message });
-    return { status: 'failed' };
+    return { status: 'failed', failureCode: code };
   }
   await inTransaction(scope.store, async (tx) => {
     const changed = await updateUnderLease(tx, lease, () => ({
@@ -189,7 +192,7 @@ export async function failOperation(
  * As in {@link failOperation}, an owner's cancel requested meanwhile wins: the operation becomes `cancelled`.
  * @throws {LeaseLostError} when the lease is gone; nothing changed.
  */
-export async function fallBackToExternal(scope: OwnerScope, lease: ClaimedOperation, message: string, wakeAfterMs: number): Promise<FailureOutcome['status'] | 'waiting_for_external_fallback'> {
+export async function fallBackToExternal(scope: OwnerScope, lease: ClaimedOperation, message: string, wakeAfterMs: number): Promise<'cancelled' | 'waiting_for_external_fallback'> {
   assertLeaseInScope(scope, lease);
   if (await finishCancelledIfRequested(scope, lease)) return 'cancelled';
   await inTransaction(scope.store, async (tx) => {

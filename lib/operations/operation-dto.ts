@@ -29,7 +29,8 @@ export const OperationDtoSchema = z
     statusUrl: z.string(),
     failure: z.object({ code: z.string() }).strict().nullable(),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'OperationDto' });
 
 /** See {@link OperationDtoSchema}. */
 export type OperationDto = z.infer<typeof OperationDtoSchema>;
@@ -71,7 +72,8 @@ export const NotificationDtoSchema = z
     createdAt: z.string().datetime(),
     statusUrl: z.string(),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'NotificationDto' });
 
 /** See {@link NotificationDtoSchema}. */
 export type NotificationDto = z.infer<typeof NotificationDtoSchema>;

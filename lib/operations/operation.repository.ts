@@ -112,7 +112,16 @@ export interface OperationListQuery {
 
 /** The owner's operations, newest first (created_at, id descending), after the keyset position. */
 export async function listOwnedOperations(ctx: DbContext, ownerUserId: string, query: OperationListQuery): Promise<OperationRow[]> {
-  let select = ctx.db.selectFrom('operations').selectAll().where('owner_user_id', '=', ownerUserId);
+  return listOperationsWhere(ctx, { ...query, ownerUserId });
+}
+
+/**
+ * Operations of every owner (or of `ownerUserId` when given), newest first (created_at, id descending), after the keyset
+ * position: the operator's listing (DESIGN §8 ops surface), never an owner's.
+ */
+export async function listOperationsWhere(ctx: DbContext, query: OperationListQuery & { readonly ownerUserId?: string | undefined }): Promise<OperationRow[]> {
+  let select = ctx.db.selectFrom('operations').selectAll();
+  if (query.ownerUserId !== undefined) select = select.where('owner_user_id', '=', query.ownerUserId);
   if (query.status) select = select.where('status', '=', query.status);
   if (query.taskType) select = select.where('task_type', '=', query.taskType);
   const after = query.after;
@@ -122,6 +131,11 @@ export async function listOwnedOperations(ctx: DbContext, ownerUserId: string, q
     );
   }
   return select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+}
+
+/** One operation by id, whoever owns it: the operator's view only (DESIGN §8 ops surface). */
+export async function findOperationById(ctx: DbContext, id: string): Promise<OperationRow | undefined> {
+  return ctx.db.selectFrom('operations').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** A set of task types and the states in which a claim may take them. */

@@ -1,6 +1,10 @@
 import { prepareAdmissionPools, releaseCapacity, reserveAdmission } from '../capacity/capacity.js';
-import { InvalidTransitionError, NotEntitledError, OperationNotFoundError, RetryLimitReachedError } from '../errors.js';
+import { CapacityExhaustedError, InvalidTransitionError, NotEntitledError, OperationNotFoundError, RetryLimitReachedError } from '../errors.js';
+import { silentLogger } from '../logger.js';
+import { recordLifecycle, type Telemetry } from '../observability/lifecycle-events.js';
+import { noopMetrics } from '../observability/metrics.js';
 import { isEntitled, loadOwnerSettings } from '../owners/owner-settings.js';
+import type { TxContext } from '../db/database.js';
 import { inTransaction } from '../db/transaction.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
 import { sendWakeup, type AdmissionDeps } from './admit-operation.js';
@@ -16,15 +20,20 @@ import { assertOwnerScope, type OwnerScope } from './scopes.js';
 /** Guarded updates that lose a race are re-decided from a fresh read at most this many times. */
 const MAX_RACES = 5;
 
+/** Where an owner command records nothing: for callers without telemetry. */
+const UNRECORDED: Telemetry = Object.freeze({ logger: silentLogger, metrics: noopMetrics });
+
 /**
  * Owner cancel (DESIGN §2): a waiting operation (`queued`, `waiting_*`) becomes `cancelled` at once, with its
  * notification, in one transaction; a `running` one keeps running with `cancel_requested_at` set, and its worker
  * aborts at its next heartbeat. Cancelling a cancelled operation changes nothing and returns it.
+ * A change is recorded to `telemetry`: `operation_cancelled` (by `owner`, `OperationCancelled`) or `cancel_requested`.
+ * @param telemetry where the change is logged and counted. @default nowhere
  * @returns the operation after the change.
  * @throws {OperationNotFoundError} unknown id or another owner's operation (404).
  * @throws {InvalidTransitionError} already `succeeded` or `failed` (409).
  */
-export async function cancelOperation(scope: OwnerScope, id: unknown): Promise<OperationRow> {
+export async function cancelOperation(scope: OwnerScope, id: unknown, telemetry: Telemetry = UNRECORDED): Promise<OperationRow> {
   assertOwnerScope(scope);
   for (let race = 0; race < MAX_RACES; race++) {
     const row = await getOperation(scope, id);
@@ -34,8 +43,9 @@ export async function cancelOperation(scope: OwnerScope, id: unknown): Promise<O
       const changed = await updateOwnedInStatus(scope.store, scope.ownerUserId, row.id, ['running'], (now) => ({
         cancel_requested_at: row.cancel_requested_at ?? now,
       }));
-      if (changed === 1) return reread(scope, row.id);
-      continue;
+      if (changed !== 1) continue;
+      if (row.cancel_requested_at === null) recordLifecycle(telemetry, { event: 'cancel_requested', operationId: row.id, taskType: row.task_type });
+      return reread(scope, row.id);
     }
     nextStatus(row.id, row.status, 'owner_cancel');
     const changed = await inTransaction(scope.store, async (tx) => {
@@ -52,7 +62,10 @@ export async function cancelOperation(scope: OwnerScope, id: unknown): Promise<O
       }
       return n;
     });
-    if (changed === 1) return reread(scope, row.id);
+    if (changed === 1) {
+      recordLifecycle(telemetry, { event: 'operation_cancelled', by: 'owner', operationId: row.id, taskType: row.task_type });
+      return reread(scope, row.id);
+    }
   }
   throw new InvalidTransitionError(String(id), 'changing', 'owner_cancel');
 }
@@ -65,7 +78,8 @@ export interface RetryDeps extends AdmissionDeps {
 /**
  * Owner retry (DESIGN §2): `failed`/`cancelled` → `queued` with a fresh attempt budget and a new deadline, reserving
  * admission capacity again in the same transaction (as admission does, after rechecking entitlement), then a wake-up
- * after the commit. Bounded by `MAX_MANUAL_RETRIES` per operation.
+ * after the commit. Bounded by `MAX_MANUAL_RETRIES` per operation. Recorded as `owner_retried`; a full pool as
+ * `capacity_rejected` (with the operation id and the pool kind, `CapacityRejected`).
  * @returns the operation after the change.
  * @throws {OperationNotFoundError} unknown id or another owner's operation (404).
  * @throws {InvalidTransitionError} the operation is not `failed` or `cancelled` (409).
@@ -86,7 +100,7 @@ export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unk
     const settings = await loadOwnerSettings(scope.store, scope.ownerUserId);
     if (!isEntitled(task, settings)) throw new NotEntitledError(row.task_type);
     const pools = await prepareAdmissionPools(scope.store, deps.capacity, row.task_type, scope.ownerUserId, settings.plan);
-    const changed = await inTransaction(scope.store, async (tx) => {
+    const changed = await requeue(scope, deps, row, async (tx) => {
       if (task.exclusiveSubject) {
         const subject = { type: row.subject_type, id: row.subject_id };
         await assertSubjectFree(tx, task.exclusiveSubject, { ownerUserId: scope.ownerUserId, taskType: row.task_type, subject, rowLocks: scope.store.caps.rowLocks });
@@ -117,10 +131,23 @@ export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unk
     });
     if (changed === 1) {
       await sendWakeup(deps, { v: 1, reason: 'owner_retry', operationId: row.id });
+      recordLifecycle(deps, { event: 'owner_retried', operationId: row.id, taskType: row.task_type });
       return reread(scope, row.id);
     }
   }
   throw new InvalidTransitionError(String(id), 'changing', 'owner_retry');
+}
+
+/** Runs the retry's transaction; a full pool is recorded as `capacity_rejected` before the error goes on. */
+async function requeue(scope: OwnerScope, deps: RetryDeps, row: OperationRow, write: (tx: TxContext) => Promise<number>): Promise<number> {
+  try {
+    return await inTransaction(scope.store, write);
+  } catch (error) {
+    if (error instanceof CapacityExhaustedError) {
+      recordLifecycle(deps, { event: 'capacity_rejected', operationId: row.id, taskType: row.task_type, pool: error.pool });
+    }
+    throw error;
+  }
 }
 
 async function reread(scope: OwnerScope, id: string): Promise<OperationRow> {

@@ -9,12 +9,14 @@ import { assertOwnerScope, type OwnerScope } from './scopes.js';
 import { parseOrThrow } from './zod-issues.js';
 
 /** A page size in a query string: 1–100, plain decimal digits only (no `1e2`, `0x10`, `+5`), default 20. */
-const LimitSchema = z
+export const LimitSchema = z
   .string()
   .regex(/^[1-9]\d{0,2}$/, 'must be a whole number 1–100')
   .transform(Number)
   .pipe(z.number().max(100, 'must be a whole number 1–100'))
-  .default(20);
+  .default(20)
+  // What a client sends, for the OpenAPI document: the integer the digits spell (the schema itself parses the string).
+  .meta({ type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Page size: 1–100, plain decimal digits.' });
 
 /** An operation id: a lower-case UUID. */
 export const OperationIdSchema = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'must be an operation id');
@@ -80,7 +82,8 @@ export async function listNotifications(scope: OwnerScope, query: unknown): Prom
   return pageOf(rows, q.limit, (last) => encodeCursor({ createdAt: last.created_at, id: last.operation_id, cycle: last.cycle }));
 }
 
-function pageOf<T>(rows: T[], limit: number, cursorOf: (last: T) => string): Page<T> {
+/** The first `limit` rows of `rows` (fetched as `limit + 1`) and the cursor of the next page, if there is one. */
+export function pageOf<T>(rows: T[], limit: number, cursorOf: (last: T) => string): Page<T> {
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > limit && last !== undefined ? cursorOf(last) : null };

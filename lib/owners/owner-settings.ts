@@ -13,7 +13,7 @@ export const OwnerSettingsDtoSchema = z.strictObject({
   plan: PlanNameSchema,
   aiEnabled: z.boolean(),
   privacyMode: PrivacyModeSchema,
-});
+}).meta({ id: 'OwnerSettingsDto' });
 
 /** See {@link OwnerSettingsDtoSchema}. */
 export type OwnerSettings = z.infer<typeof OwnerSettingsDtoSchema>;
@@ -21,7 +21,8 @@ export type OwnerSettings = z.infer<typeof OwnerSettingsDtoSchema>;
 /** What an owner may change about themselves (`PATCH /api/me/settings`): not the plan, which is an entitlement. */
 export const OwnerSettingsPatchSchema = z
   .strictObject({ aiEnabled: z.boolean().optional(), privacyMode: PrivacyModeSchema.optional() })
-  .refine((patch) => patch.aiEnabled !== undefined || patch.privacyMode !== undefined, 'must change aiEnabled or privacyMode');
+  .refine((patch) => patch.aiEnabled !== undefined || patch.privacyMode !== undefined, 'must change aiEnabled or privacyMode')
+  .meta({ id: 'OwnerSettingsPatch', minProperties: 1 });
 
 /** The settings of an owner who has no row: plan `free`, AI enabled, `local_only`. */
 export const DEFAULT_OWNER_SETTINGS: OwnerSettings = Object.freeze({ plan: 'free', aiEnabled: true, privacyMode: 'local_only' as PrivacyMode });

@@ -20,7 +20,9 @@ const LIMIT_MESSAGE = 'must be a whole number 1–100';
 const LimitSchema = z
   .union([z.number().int(), z.string().regex(/^[1-9]\d{0,2}$/).transform(Number)], { error: LIMIT_MESSAGE })
   .pipe(z.number().min(1, LIMIT_MESSAGE).max(100, LIMIT_MESSAGE))
-  .default(50);
+  .default(50)
+  // What a client sends, for the OpenAPI document: an integer (in a query string, its plain decimal digits).
+  .meta({ type: 'integer', minimum: 1, maximum: 100, default: 50, description: 'Page size: 1–100, plain decimal digits.' });
 
 /**
  * What {@link listUnresolved} is asked: `state` (optional; one of {@link UNRESOLVED_FILTERS}, absent = all of them)
@@ -63,7 +65,7 @@ export const UnresolvedRecoveryDtoSchema = z.strictObject({
   updatedAt: isoDateTime,
   stale: z.boolean(),
   reconciliation: z.string().min(1),
-});
+}).meta({ id: 'UnresolvedRecoveryDto' });
 
 /** See {@link UnresolvedRecoveryDtoSchema}. */
 export type UnresolvedRecoveryDto = z.infer<typeof UnresolvedRecoveryDtoSchema>;

@@ -1,8 +1,11 @@
 import type { Store } from '../db/store.js';
 import { describeError, type Logger } from '../logger.js';
+import type { OpsMetrics } from '../observability/metrics.js';
+import { FailureCode } from '../operations/failure-code.js';
 import type { OperationPolicy } from '../operations/operation-policy.js';
 import type { WakeupSender } from '../queue/wakeup-sender.js';
 import { expireLeasesBatch, failPastDeadlineBatch, purgeBatch, reclaimCapacityBatch, takeDueWakeupsBatch } from './sweep-passes.js';
+import { startSweepReport } from './sweep-report.js';
 
 /** What a sweeper run needs. */
 export interface SweepDeps {
@@ -10,6 +13,8 @@ export interface SweepDeps {
   readonly policy: OperationPolicy;
   readonly wakeups: WakeupSender;
   readonly logger: Logger;
+  /** Receives the run's `Sweep*` counts. */
+  readonly metrics: OpsMetrics;
   /** Rows per batch (each batch is one transaction). */
   readonly batchSize: number;
   /** Stop starting new batches after this many **milliseconds**. */
@@ -42,10 +47,14 @@ export interface SweepCounts {
  * includes the retries the first pass just made), purge old terminal rows, reclaim leaked capacity. Safe to run concurrently with itself:
  * every batch locks its rows with `SKIP LOCKED` (MariaDB) or runs under SQLite's single writer. Cost grows with the
  * rows to act on (every selection is an index range), not with the table.
+ *
+ * It logs one line per operation it expired or failed (at most `SWEEP_LOG_LIMIT` per run), then a `sweep finished`
+ * summary with the counts, and counts the `Sweep*` metrics (see `startSweepReport`).
  * @throws the first database error (the batch it hit rolled back; earlier batches stay committed).
  */
 export async function runSweepOnce(deps: SweepDeps): Promise<SweepCounts> {
   const started = Date.now();
+  const report = startSweepReport(deps);
   const counts: SweepCounts = {
     leasesRetried: 0,
     leasesFailed: 0,
@@ -67,15 +76,21 @@ export async function runSweepOnce(deps: SweepDeps): Promise<SweepCounts> {
 
   await drain(async () => {
     const r = await expireLeasesBatch(deps.store, deps.batchSize);
-    counts.leasesRetried += r.retried;
-    counts.leasesFailed += r.failed;
-    counts.leasesCancelled += r.cancelled;
+    counts.leasesRetried += r.retried.length;
+    counts.leasesFailed += r.failed.length;
+    counts.leasesCancelled += r.cancelled.length;
+    report.transitions([
+      ...r.cancelled.map((operationId) => ({ event: 'lease_expired', operationId, status: 'cancelled' }) as const),
+      ...r.failed.map((operationId) => ({ event: 'lease_expired', operationId, status: 'failed', failureCode: FailureCode.leaseExpired }) as const),
+      ...r.retried.map((operationId) => ({ event: 'lease_expired', operationId, status: 'waiting_for_retry' }) as const),
+    ]);
     return r.scanned;
   });
   await drain(async () => {
-    const n = await failPastDeadlineBatch(deps.store, deps.batchSize);
-    counts.deadlinesFailed += n;
-    return n;
+    const ids = await failPastDeadlineBatch(deps.store, deps.batchSize);
+    counts.deadlinesFailed += ids.length;
+    report.transitions(ids.map((operationId) => ({ event: 'deadline_exceeded', operationId }) as const));
+    return ids.length;
   });
   await drain(async () => {
     const ids = await takeDueWakeupsBatch(deps.store, deps.batchSize, deps.policy.wakeupResendMs);
@@ -99,5 +114,6 @@ export async function runSweepOnce(deps: SweepDeps): Promise<SweepCounts> {
     counts.capacityReclaimed += r.freed;
     return r.holders;
   });
+  report.finish(counts, Date.now() - started);
   return counts;
 }

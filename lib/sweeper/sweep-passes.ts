@@ -29,12 +29,12 @@ async function expectAll(changed: Promise<number>, expected: number): Promise<vo
   if (n !== expected) throw new SweepRaceError(`guarded update changed ${n} of ${expected} locked rows`);
 }
 
-/** What one batch of expired leases became. */
-export interface ExpiredLeaseCounts {
+/** What one batch of expired leases became: how many rows it locked, and the ids per new state. */
+export interface ExpiredLeases {
   readonly scanned: number;
-  readonly retried: number;
-  readonly failed: number;
-  readonly cancelled: number;
+  readonly retried: readonly string[];
+  readonly failed: readonly string[];
+  readonly cancelled: readonly string[];
 }
 
 /**
@@ -43,7 +43,7 @@ export interface ExpiredLeaseCounts {
  * Terminal ones get their notification and release all their capacity in the same transaction; retried ones give back
  * their execution (route) slot and keep their admission slots.
  */
-export async function expireLeasesBatch(store: Store, limit: number): Promise<ExpiredLeaseCounts> {
+export async function expireLeasesBatch(store: Store, limit: number): Promise<ExpiredLeases> {
   return inTransaction(store, async (tx) => {
     const rows = await selectExpiredLeases(tx, limit, store.caps.skipLocked);
     const cancelled = rows.filter((r) => r.cancel_requested_at !== null).map((r) => r.id);
@@ -77,12 +77,12 @@ export async function expireLeasesBatch(store: Store, limit: number): Promise<Ex
     await insertTerminalNotifications(tx, [...cancelled, ...failed]);
     await releaseCapacity(tx, [...cancelled, ...failed], 'all');
     await releaseCapacity(tx, retried, 'execution');
-    return { scanned: rows.length, retried: retried.length, failed: failed.length, cancelled: cancelled.length };
+    return { scanned: rows.length, retried, failed, cancelled };
   });
 }
 
-/** Waiting operations past their deadline → `failed` (`deadline_exceeded`), with notifications, capacity released. Returns rows failed. */
-export async function failPastDeadlineBatch(store: Store, limit: number): Promise<number> {
+/** Waiting operations past their deadline → `failed` (`deadline_exceeded`), with notifications, capacity released. Returns their ids. */
+export async function failPastDeadlineBatch(store: Store, limit: number): Promise<string[]> {
   return inTransaction(store, async (tx) => {
     const ids = await selectPastDeadline(tx, limit, store.caps.skipLocked);
     await expectAll(
@@ -97,7 +97,7 @@ export async function failPastDeadlineBatch(store: Store, limit: number): Promis
     );
     await insertTerminalNotifications(tx, ids);
     await releaseCapacity(tx, ids, 'all');
-    return ids.length;
+    return ids;
   });
 }
 

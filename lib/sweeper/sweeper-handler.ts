@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import type { Observability } from '../observability/observability.js';
 import type { Runtime } from '../runtime.js';
 import { runSweepOnce, type SweepCounts } from './run-sweep-once.js';
 
@@ -7,25 +8,28 @@ import { runSweepOnce, type SweepCounts } from './run-sweep-once.js';
  * as counts. Batch size and time budget come from `SWEEP_BATCH_SIZE` and `SWEEP_TIME_BUDGET_SECONDS`; keep the
  * budget below the function timeout. Overlapping runs are safe.
  * @param runtime the runtime, or a function resolving it on first invocation (Lambda cold start).
+ * @param observability when given, its middlewares come first: Lambda context on every log line, the run's `Sweep*`
+ * metrics published when it ends. @default none (tests)
  */
-export function createSweeperHandler(runtime: Runtime | (() => Promise<Runtime>)) {
+export function createSweeperHandler(runtime: Runtime | (() => Promise<Runtime>), observability?: Observability) {
   const resolve = typeof runtime === 'function' ? runtime : async () => runtime;
-  return middy<unknown, SweepCounts>().handler(async () => sweepWith(await resolve()));
+  return middy<unknown, SweepCounts>()
+    .use([...(observability?.middlewares ?? [])])
+    .handler(async () => sweepWith(await resolve()));
 }
 
 /**
- * One sweeper run with the runtime's configuration, logged: what the Lambda, the local stack's timer and
- * `npm run sweep` all call.
+ * One sweeper run with the runtime's configuration, logging and counting through the runtime's logger and metrics:
+ * what the Lambda, the local stack's timer and `npm run sweep` all call.
  */
 export async function sweepWith(r: Runtime): Promise<SweepCounts> {
-  const counts = await runSweepOnce({
+  return runSweepOnce({
     store: r.store,
     policy: r.policy,
     wakeups: r.wakeups,
     logger: r.logger,
+    metrics: r.metrics,
     batchSize: r.config.SWEEP_BATCH_SIZE,
     timeBudgetMs: r.config.SWEEP_TIME_BUDGET_SECONDS * 1000,
   });
-  r.logger.info('sweep finished', { ...counts });
-  return counts;
 }

@@ -1,6 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { LeaseLostError, ValidationError } from '../errors.js';
 import { describeError, type Logger } from '../logger.js';
+import { recordLifecycle } from '../observability/lifecycle-events.js';
+import type { OpsMetrics } from '../observability/metrics.js';
 import { retryDelayMs } from '../operations/backoff.js';
 import type { ClaimedOperation } from '../operations/claim-operation.js';
 import { acknowledgeCancel, completeOperation, failOperation, fallBackToExternal, heartbeat, type FailureKind } from '../operations/lease-operations.js';
@@ -19,6 +21,7 @@ import { externalAllowed } from '../ai/route-permits.js';
 import { ModelCallError } from '../models/model-errors.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
 import { parseOrThrow } from '../operations/zod-issues.js';
+import { attemptEvent, type AttemptEnd } from './attempt-end.js';
 
 /** What running a claimed operation needs. */
 export interface RunDeps {
@@ -26,6 +29,8 @@ export interface RunDeps {
   readonly policy: OperationPolicy;
   readonly wakeups: WakeupSender;
   readonly logger: Logger;
+  /** Counts claims and how attempts ended (README "Logs and metrics"). */
+  readonly metrics: OpsMetrics;
   /** Jitter source in [0, 1). @default Math.random */
   readonly random?: () => number;
   /** Result-object publishing handed to tasks as `TaskContext.results`. @default none (not configured) */
@@ -62,6 +67,9 @@ type AbortCause = 'cancel' | 'lease_lost' | 'timeout';
  * `waiting_for_external_fallback` — which records provenance and feeds the route's breaker. Its retryable failures
  * (timeout, 5xx, connection) on the local route fall back to the external route when {@link externalAllowed} and an
  * attempt is left; invalid output ends as `invalid_model_output`, a refused request as `model_rejected`.
+ *
+ * How the attempt ended is recorded once, after its write committed (`attemptEvent`: one log line with the operation
+ * id, its metric with the task type).
  * @param remainingMs the invocation's remaining time in ms (Lambda `context.getRemainingTimeInMillis`).
  * @param modelPermit the breaker permit the claimer took for the run's model route. @default a plain permit
  * @throws database errors other than a lost lease (the SQS message is then retried; the lease will expire).
@@ -73,161 +81,173 @@ export async function runClaimedOperation(
   remainingMs: () => number,
   modelPermit: BreakerPermit = { trial: false },
 ): Promise<RunOutcome> {
-  const log = { operationId: claim.operationId, taskType: claim.taskType, attempt: claim.attempt };
+  const started = Date.now();
+  let end: AttemptEnd;
   try {
-    const task = deps.registry.get(claim.taskType);
-    const policy = taskPolicy(task, deps.policy);
-    if ((await heartbeat(owner, claim)).cancelRequested) {
-      await acknowledgeCancel(owner, claim);
-      return 'cancelled';
-    }
-    // Entitlement is rechecked live before every run and fails closed (DESIGN §4, §5). So is privacy: routing follows
-    // the stricter of the snapshot taken at admission and the owner's current mode, so withdrawing consent
-    // (`local_only`) stops any further external call, and granting it later never widens an admitted operation.
-    const settings = await loadOwnerSettings(owner.store, owner.ownerUserId);
-    if (!isEntitled(task, settings)) {
-      return await fail(owner, claim, deps, 'entitlement_revoked', 'the owner is no longer entitled to this task type', policy.retry);
-    }
-    const privacyMode = stricterPrivacy(claim.privacyMode, settings.privacyMode);
-    let params: unknown;
-    try {
-      params = parseOrThrow(task.paramsSchema, JSON.parse(claim.paramsJson), 'params');
-    } catch (error) {
-      return await fail(owner, claim, deps, 'permanent', `stored params no longer valid: ${describeError(error).errorMessage}`, policy.retry);
-    }
-
-    const controller = new AbortController();
-    let cause: AbortCause | undefined;
-    const abort = (why: AbortCause) => {
-      if (cause) return;
-      cause = why;
-      controller.abort(new Error(`aborted: ${why}`));
-    };
-    const beat = async (progress?: { percent: number; stage?: string | undefined }) => {
-      try {
-        if ((await heartbeat(owner, claim, progress)).cancelRequested) abort('cancel');
-      } catch (error) {
-        if (error instanceof LeaseLostError) abort('lease_lost');
-        throw error;
-      }
-    };
-    const timeoutMs = Math.max(1, Math.min(policy.timeoutMs, remainingMs() - TIMEOUT_SAFETY_MS));
-    const timesOutAt = Date.now() + timeoutMs;
-    const route = task.model ? (claim.claimedFrom === 'waiting_for_external_fallback' ? deps.models?.external : deps.models?.local) : undefined;
-    if (task.model && (!route || (route.name === 'external' && !externalAllowed(task, privacyMode, deps.models)))) {
-      // Fail closed: the route is not configured here, or the operation may no longer leave the local route.
-      if (route) route.breaker.release(modelPermit);
-      return await fail(owner, claim, deps, 'retryable', `model route ${route?.name ?? 'local'} is not available to this operation`, policy.retry);
-    }
-    const model = route
-      ? openModelSession({
-          route,
-          permit: modelPermit,
-          owner,
-          claim,
-          signal: controller.signal,
-          taskTimeLeftMs: () => timesOutAt - Date.now(),
-          requestTimeoutMs: deps.models?.requestTimeoutMs ?? timeoutMs,
-          ...(task.model?.inferencesPerAttempt ? { inferencesPerAttempt: task.model.inferencesPerAttempt } : {}),
-        })
-      : undefined;
-    const timeout = setTimeout(() => abort('timeout'), timeoutMs);
-    // A task type may lease for less than the process-wide heartbeat; beat at least three times per lease.
-    const heartbeatMs = Math.min(deps.policy.heartbeatMs, Math.floor(policy.leaseMs / 3));
-    let beating: Promise<void> = Promise.resolve();
-    let stopped = false;
-    let beatTimer: NodeJS.Timeout | undefined;
-    const scheduleBeat = () => {
-      beatTimer = setTimeout(() => {
-        beating = beat()
-          .catch((error) => {
-            if (!(error instanceof LeaseLostError)) deps.logger.warn('heartbeat failed', { ...log, ...describeError(error) });
-          })
-          .finally(() => {
-            if (!stopped) scheduleBeat();
-          });
-      }, heartbeatMs);
-    };
-    scheduleBeat();
-
-    const context: TaskContext<unknown> = {
-      operationId: claim.operationId,
-      ownerUserId: claim.ownerUserId,
-      scope: owner,
-      subject: claim.subject,
-      params,
-      attempt: claim.attempt,
-      maxAttempts: claim.maxAttempts,
-      signal: controller.signal,
-      results: deps.results,
-      ...(model ? { model: model.session } : {}),
-      reportProgress: (percent, stage) => {
-        if (controller.signal.aborted) return Promise.reject(controller.signal.reason as Error);
-        return beat({ percent, stage });
-      },
-    };
-    let failure: unknown;
-    let succeeded = false;
-    let completion: TaskCompletion | undefined;
-    let settled = false;
-    // Race the handler against its signal: a handler that ignores the abort cannot hold the lease past its timeout
-    // or a cancel for long. After an abort it gets a bounded grace (still heartbeating, so its execution slot is not
-    // handed to another run while it stops); past that, the outcome is written anyway and its later writes fail with
-    // LeaseLostError — a handler that ignores its signal for longer can overlap the next run of its route.
-    const aborted = new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve(), { once: true }));
-    const running = Promise.resolve()
-      .then(() => task.run(context))
-      .then(
-        (returned) => {
-          succeeded = true;
-          if (returned) completion = returned;
-        },
-        (error: unknown) => {
-          failure = error;
-        },
-      )
-      .finally(() => {
-        settled = true;
-      });
-    try {
-      await Promise.race([running, aborted]);
-      if (cause !== undefined && cause !== 'lease_lost' && !settled) {
-        const graceMs = Math.max(0, Math.min(ABORT_GRACE_MAX_MS, Math.floor(policy.leaseMs / 3), remainingMs() - TIMEOUT_SAFETY_MS));
-        await Promise.race([running, delay(graceMs, undefined, { ref: false })]);
-      }
-    } finally {
-      stopped = true;
-      clearTimeout(timeout);
-      clearTimeout(beatTimer);
-      model?.close();
-      await beating;
-    }
-
-    if (cause === 'lease_lost') return 'lease_lost';
-    if (cause === 'cancel') {
-      await acknowledgeCancel(owner, claim);
-      return 'cancelled';
-    }
-    if (succeeded && cause === undefined) {
-      await completeOperation(owner, claim, completion);
-      return 'succeeded';
-    }
-    const verdict = cause === 'timeout' ? { kind: 'timeout' as const, message: `timed out after ${timeoutMs} ms` } : classifyFailure(failure);
-    const localRouteFailed =
-      route?.name === 'local' && (verdict.kind === 'timeout' || (verdict.kind === 'retryable' && failure instanceof ModelCallError));
-    if (localRouteFailed && claim.attempt < claim.maxAttempts && externalAllowed(task, privacyMode, deps.models)) {
-      const status = await fallBackToExternal(owner, claim, `local route: ${verdict.message}`, deps.policy.wakeupResendMs);
-      if (status === 'waiting_for_external_fallback') await sendWakeup(deps, { v: 1, reason: 'retry', operationId: claim.operationId });
-      return status;
-    }
-    return await fail(owner, claim, deps, verdict.kind, verdict.message, policy.retry);
+    end = await runAttempt(owner, claim, deps, remainingMs, modelPermit);
   } catch (error) {
-    if (error instanceof LeaseLostError) {
-      deps.logger.warn('lease lost; leaving the operation to its new owner', log);
-      return 'lease_lost';
-    }
-    throw error;
+    if (!(error instanceof LeaseLostError)) throw error;
+    end = { outcome: 'lease_lost' };
   }
+  recordLifecycle(deps, attemptEvent(claim, end, Date.now() - started));
+  return end.outcome;
+}
+
+async function runAttempt(
+  owner: OwnerScope,
+  claim: ClaimedOperation,
+  deps: RunDeps,
+  remainingMs: () => number,
+  modelPermit: BreakerPermit,
+): Promise<AttemptEnd> {
+  const log = { operationId: claim.operationId, taskType: claim.taskType, attempt: claim.attempt };
+  const task = deps.registry.get(claim.taskType);
+  const policy = taskPolicy(task, deps.policy);
+  if ((await heartbeat(owner, claim)).cancelRequested) {
+    await acknowledgeCancel(owner, claim);
+    return { outcome: 'cancelled' };
+  }
+  // Entitlement is rechecked live before every run and fails closed (DESIGN §4, §5). So is privacy: routing follows
+  // the stricter of the snapshot taken at admission and the owner's current mode, so withdrawing consent
+  // (`local_only`) stops any further external call, and granting it later never widens an admitted operation.
+  const settings = await loadOwnerSettings(owner.store, owner.ownerUserId);
+  if (!isEntitled(task, settings)) {
+    return await fail(owner, claim, deps, 'entitlement_revoked', 'the owner is no longer entitled to this task type', policy.retry);
+  }
+  const privacyMode = stricterPrivacy(claim.privacyMode, settings.privacyMode);
+  let params: unknown;
+  try {
+    params = parseOrThrow(task.paramsSchema, JSON.parse(claim.paramsJson), 'params');
+  } catch (error) {
+    return await fail(owner, claim, deps, 'permanent', `stored params no longer valid: ${describeError(error).errorMessage}`, policy.retry);
+  }
+
+  const controller = new AbortController();
+  let cause: AbortCause | undefined;
+  const abort = (why: AbortCause) => {
+    if (cause) return;
+    cause = why;
+    controller.abort(new Error(`aborted: ${why}`));
+  };
+  const beat = async (progress?: { percent: number; stage?: string | undefined }) => {
+    try {
+      if ((await heartbeat(owner, claim, progress)).cancelRequested) abort('cancel');
+    } catch (error) {
+      if (error instanceof LeaseLostError) abort('lease_lost');
+      throw error;
+    }
+  };
+  const timeoutMs = Math.max(1, Math.min(policy.timeoutMs, remainingMs() - TIMEOUT_SAFETY_MS));
+  const timesOutAt = Date.now() + timeoutMs;
+  const route = task.model ? (claim.claimedFrom === 'waiting_for_external_fallback' ? deps.models?.external : deps.models?.local) : undefined;
+  if (task.model && (!route || (route.name === 'external' && !externalAllowed(task, privacyMode, deps.models)))) {
+    // Fail closed: the route is not configured here, or the operation may no longer leave the local route.
+    if (route) route.breaker.release(modelPermit);
+    return await fail(owner, claim, deps, 'retryable', `model route ${route?.name ?? 'local'} is not available to this operation`, policy.retry);
+  }
+  const model = route
+    ? openModelSession({
+        route,
+        permit: modelPermit,
+        owner,
+        claim,
+        signal: controller.signal,
+        taskTimeLeftMs: () => timesOutAt - Date.now(),
+        requestTimeoutMs: deps.models?.requestTimeoutMs ?? timeoutMs,
+        ...(task.model?.inferencesPerAttempt ? { inferencesPerAttempt: task.model.inferencesPerAttempt } : {}),
+      })
+    : undefined;
+  const timeout = setTimeout(() => abort('timeout'), timeoutMs);
+  // A task type may lease for less than the process-wide heartbeat; beat at least three times per lease.
+  const heartbeatMs = Math.min(deps.policy.heartbeatMs, Math.floor(policy.leaseMs / 3));
+  let beating: Promise<void> = Promise.resolve();
+  let stopped = false;
+  let beatTimer: NodeJS.Timeout | undefined;
+  const scheduleBeat = () => {
+    beatTimer = setTimeout(() => {
+      beating = beat()
+        .catch((error) => {
+          if (!(error instanceof LeaseLostError)) deps.logger.warn('heartbeat failed', { ...log, ...describeError(error) });
+        })
+        .finally(() => {
+          if (!stopped) scheduleBeat();
+        });
+    }, heartbeatMs);
+  };
+  scheduleBeat();
+
+  const context: TaskContext<unknown> = {
+    operationId: claim.operationId,
+    ownerUserId: claim.ownerUserId,
+    scope: owner,
+    subject: claim.subject,
+    params,
+    attempt: claim.attempt,
+    maxAttempts: claim.maxAttempts,
+    signal: controller.signal,
+    results: deps.results,
+    ...(model ? { model: model.session } : {}),
+    reportProgress: (percent, stage) => {
+      if (controller.signal.aborted) return Promise.reject(controller.signal.reason as Error);
+      return beat({ percent, stage });
+    },
+  };
+  let failure: unknown;
+  let succeeded = false;
+  let completion: TaskCompletion | undefined;
+  let settled = false;
+  // Race the handler against its signal: a handler that ignores the abort cannot hold the lease past its timeout
+  // or a cancel for long. After an abort it gets a bounded grace (still heartbeating, so its execution slot is not
+  // handed to another run while it stops); past that, the outcome is written anyway and its later writes fail with
+  // LeaseLostError — a handler that ignores its signal for longer can overlap the next run of its route.
+  const aborted = new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve(), { once: true }));
+  const running = Promise.resolve()
+    .then(() => task.run(context))
+    .then(
+      (returned) => {
+        succeeded = true;
+        if (returned) completion = returned;
+      },
+      (error: unknown) => {
+        failure = error;
+      },
+    )
+    .finally(() => {
+      settled = true;
+    });
+  try {
+    await Promise.race([running, aborted]);
+    if (cause !== undefined && cause !== 'lease_lost' && !settled) {
+      const graceMs = Math.max(0, Math.min(ABORT_GRACE_MAX_MS, Math.floor(policy.leaseMs / 3), remainingMs() - TIMEOUT_SAFETY_MS));
+      await Promise.race([running, delay(graceMs, undefined, { ref: false })]);
+    }
+  } finally {
+    stopped = true;
+    clearTimeout(timeout);
+    clearTimeout(beatTimer);
+    model?.close();
+    await beating;
+  }
+
+  if (cause === 'lease_lost') return { outcome: 'lease_lost' };
+  if (cause === 'cancel') {
+    await acknowledgeCancel(owner, claim);
+    return { outcome: 'cancelled' };
+  }
+  if (succeeded && cause === undefined) {
+    await completeOperation(owner, claim, completion);
+    return { outcome: 'succeeded' };
+  }
+  const verdict = cause === 'timeout' ? { kind: 'timeout' as const, message: `timed out after ${timeoutMs} ms` } : classifyFailure(failure);
+  const localRouteFailed =
+    route?.name === 'local' && (verdict.kind === 'timeout' || (verdict.kind === 'retryable' && failure instanceof ModelCallError));
+  if (localRouteFailed && claim.attempt < claim.maxAttempts && externalAllowed(task, privacyMode, deps.models)) {
+    const status = await fallBackToExternal(owner, claim, `local route: ${verdict.message}`, deps.policy.wakeupResendMs);
+    if (status === 'cancelled') return { outcome: 'cancelled' };
+    await sendWakeup(deps, { v: 1, reason: 'retry', operationId: claim.operationId });
+    return { outcome: status, failureKind: verdict.kind === 'timeout' ? 'timeout' : 'retryable' };
+  }
+  return await fail(owner, claim, deps, verdict.kind, verdict.message, policy.retry);
 }
 
 /**
@@ -256,14 +276,14 @@ async function fail(
   kind: FailureKind,
   message: string,
   retry: { baseDelayMs: number; maxDelayMs: number },
-): Promise<RunOutcome> {
+): Promise<AttemptEnd> {
   const delayMs = retryDelayMs(claim.attempt, retry, deps.random);
   const delaySeconds = Math.ceil(delayMs / 1000);
   const viaSqsDelay = delaySeconds <= 900;
   const wakeAfterMs = viaSqsDelay ? delayMs + deps.policy.wakeupResendMs : delayMs;
   const outcome = await failOperation(owner, claim, { kind, message }, delayMs, wakeAfterMs);
-  if (outcome.status === 'waiting_for_retry' && viaSqsDelay) {
-    await sendWakeup(deps, { v: 1, reason: 'retry', operationId: claim.operationId }, delaySeconds);
-  }
-  return outcome.status;
+  if (outcome.status === 'failed') return { outcome: 'failed', failureCode: outcome.failureCode };
+  if (outcome.status === 'cancelled') return { outcome: 'cancelled' };
+  if (viaSqsDelay) await sendWakeup(deps, { v: 1, reason: 'retry', operationId: claim.operationId }, delaySeconds);
+  return { outcome: 'waiting_for_retry', failureKind: kind === 'timeout' ? 'timeout' : 'retryable', retryInMs: outcome.retryInMs };
 }

@@ -3,6 +3,8 @@ import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Store } from '../db/store.js';
 import { describeError } from '../logger.js';
+import { recordLifecycle } from '../observability/lifecycle-events.js';
+import type { Observability } from '../observability/observability.js';
 import { sendWakeup } from '../operations/admit-operation.js';
 import { claimNextOperation, enterOwnerScope, type ClaimDeps, type ClaimedOperation } from '../operations/claim-operation.js';
 import { acquireRoutePermits, claimableRoutes, releaseRoutePermits } from '../ai/route-permits.js';
@@ -18,7 +20,8 @@ export interface WorkerDeps extends RunDeps, ClaimDeps {
 /**
  * Handles one wake-up: claims the best eligible operation among the registered task types (the message names an
  * operation only as a hint; DESIGN §1) and runs it. `idle` when nothing was eligible — the message is then simply
- * consumed: a lost or duplicate wake-up never loses or duplicates work.
+ * consumed: a lost or duplicate wake-up never loses or duplicates work. A claim is recorded as `operation_claimed`
+ * (`OperationClaimed`, with `route` for model tasks); how the attempt ended is recorded by `runClaimedOperation`.
  * @throws database errors (the message is reported as a batch item failure and redelivered).
  */
 export async function processWakeup(deps: WorkerDeps, remainingMs: () => number): Promise<RunOutcome | 'idle'> {
@@ -35,7 +38,7 @@ export async function processWakeup(deps: WorkerDeps, remainingMs: () => number)
   const route = claim && deps.registry.get(claim.taskType).model ? (claim.claimedFrom === 'waiting_for_external_fallback' ? 'external' : 'local') : undefined;
   releaseRoutePermits(deps.models, permits, route);
   if (!claim) return 'idle';
-  deps.logger.info('operation claimed', { operationId: claim.operationId, taskType: claim.taskType, attempt: claim.attempt, ...(route ? { modelRoute: route } : {}) });
+  recordLifecycle(deps, { event: 'operation_claimed', operationId: claim.operationId, taskType: claim.taskType, attempt: claim.attempt, ...(route ? { route } : {}) });
   const permit = (route && permits[route]) || undefined;
   let outcome: RunOutcome;
   try {
@@ -45,7 +48,6 @@ export async function processWakeup(deps: WorkerDeps, remainingMs: () => number)
     // half-open breaker's only trial: give it back. After a call reported its outcome this changes nothing.
     releaseRoutePermits(deps.models, permits);
   }
-  deps.logger.info('operation attempt ended', { operationId: claim.operationId, outcome });
   // A run on a limited route freed its slot: wake a worker for whatever waited on that route, instead of leaving it
   // to the sweeper's next re-send.
   const capacityRoute = deps.registry.get(claim.taskType).capacityRoute;
@@ -60,8 +62,10 @@ export async function processWakeup(deps: WorkerDeps, remainingMs: () => number)
  * a record whose handling threw (already logged here, so the middleware logs nothing) is reported in `batchItemFailures` (partial batch response; the event source mapping
  * needs `ReportBatchItemFailures`), so only it is redelivered — and after `maxReceiveCount`, dead-lettered.
  * @param deps the runtime, or a function resolving it on first invocation (Lambda cold start).
+ * @param observability when given, its middlewares come first: Lambda context on every log line, the invocation's
+ * metrics published when it ends. @default none (tests)
  */
-export function createWorkerHandler(deps: WorkerDeps | (() => Promise<WorkerDeps>)) {
+export function createWorkerHandler(deps: WorkerDeps | (() => Promise<WorkerDeps>), observability?: Observability) {
   const resolve = typeof deps === 'function' ? deps : async () => deps;
   const handle = async (event: SQSEvent, context: Context): Promise<PromiseSettledResult<unknown>[]> => {
     const runtime = await resolve();
@@ -79,6 +83,7 @@ export function createWorkerHandler(deps: WorkerDeps | (() => Promise<WorkerDeps
     );
   };
   return middy<SQSEvent, SQSBatchResponse>()
+    .use([...(observability?.middlewares ?? [])])
     .use(sqsPartialBatchFailure({ logger: () => undefined }))
     .handler(handle as unknown as (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>);
 }

@@ -34,7 +34,7 @@ describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
   const admit = (scope: OwnerScope, taskType = 'test.noop', params: Record<string, unknown> = {}) =>
     admitOperation(scope, deps, `k-${++seq}`, { taskType, subject: { type: 'doc', id: `d${seq}` }, params });
   const count = async () => Number((await t.store.db.selectFrom('operations').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst())?.n);
-  const sweep = () => runSweepOnce({ store: t.store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, batchSize: 50, timeBudgetMs: 30_000 });
+  const sweep = () => runSweepOnce({ store: t.store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, metrics: deps.metrics, batchSize: 50, timeBudgetMs: 30_000 });
 
   it.skipIf(skip)('a full per-owner pool refuses with Retry-After and writes nothing; a terminal operation frees its slot', async () => {
     const alice = owner('alice');

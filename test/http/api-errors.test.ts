@@ -6,6 +6,7 @@ import { openStore } from '../../lib/db/store.js';
 import { createApiHandler, type ApiDeps } from '../../lib/http/api-handler.js';
 import { problemDetailsMiddleware, ProblemSchema } from '../../lib/http/problem-details.js';
 import type { Logger } from '../../lib/logger.js';
+import { noopMetrics } from '../../lib/observability/metrics.js';
 import { policyFromConfig } from '../../lib/operations/operation-policy.js';
 import { createRecoveryModules } from '../../lib/recovery/recovery-modules.js';
 import { demoWaitTask } from '../../lib/tasks/demo-wait.js';
@@ -84,6 +85,7 @@ describe('API errors as RFC 9457 problem details', () => {
       wakeups: new RecordingWakeups(),
       recoveryModules: createRecoveryModules(),
       logger,
+      metrics: noopMetrics,
     });
     const response = parseResponse(await handler(apiEvent({ method: 'GET', path: '/api/operations', owner: 'alice' }), lambdaContext()));
     expect(response.status).toBe(500);

@@ -3,6 +3,7 @@ import { loadCapacityPolicy, type CapacityPolicy } from '../../lib/capacity/capa
 import { loadConfig } from '../../lib/config.js';
 import { createApiHandler, type ApiDeps, type ApiHandler } from '../../lib/http/api-handler.js';
 import { silentLogger } from '../../lib/logger.js';
+import { noopMetrics } from '../../lib/observability/metrics.js';
 import { claimNextOperation, enterOwnerScope, type ClaimedOperation } from '../../lib/operations/claim-operation.js';
 import { policyFromConfig } from '../../lib/operations/operation-policy.js';
 import { WorkerScope, type OwnerScope } from '../../lib/operations/scopes.js';
@@ -71,6 +72,7 @@ export async function createApiTestApp(dialect: TestDialect, options: ApiTestApp
     wakeups,
     recoveryModules: options.recoveryModules ?? createRecoveryModules(),
     logger: silentLogger,
+    metrics: noopMetrics,
   };
   const handler = createApiHandler(deps);
   const call = async (input: ApiEventInput) => parseResponse(await handler(apiEvent(input), lambdaContext()));

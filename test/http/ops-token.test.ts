@@ -10,12 +10,12 @@ import { createApiTestApp, type ApiTestApp } from './api-test-app.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SECRET = 'an-ops-token-test-secret-of-32-characters';
 
-/** Mints a dev token exactly as `npm run token -- <args>` does, signed with {@link SECRET}. */
+/** Mints a dev token exactly as `npm run token -- <args>` (`durable-ops token`) does, signed with {@link SECRET}. */
 function mintToken(args: readonly string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'scripts/token.ts', ...args],
+      ['bin/durable-ops.mjs', 'token', ...args],
       { cwd: ROOT, env: { ...process.env, DEV_JWT_SECRET: SECRET }, timeout: 30_000 },
       (error, stdout) => (error ? reject(error) : resolve(stdout.trim())),
     );

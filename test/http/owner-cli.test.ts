@@ -1,4 +1,4 @@
-import { runScript } from '../support/run-script.js';
+import { runCli } from '../support/run-script.js';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS, hasMariadb } from '../support/test-store.js';
 import { createApiTestApp, type ApiTestApp } from './api-test-app.js';
 
-/** Runs `scripts/owner.ts` against `databaseUrl`. */
-const ownerCli = (databaseUrl: string, args: readonly string[]) => runScript('owner.ts', databaseUrl, args);
+/** Runs `durable-ops owner …` against `databaseUrl`. */
+const ownerCli = (databaseUrl: string, args: readonly string[]) => runCli(['owner', ...args], databaseUrl);
 
-describe.each(DIALECTS)('operator CLI `npm run owner` on %s', (dialect) => {
+describe.each(DIALECTS)('operator CLI `durable-ops owner` on %s', (dialect) => {
   const skip = dialect === 'mariadb' && !hasMariadb();
   let app: ApiTestApp;
   beforeAll(async () => {
@@ -59,7 +59,7 @@ describe('operator CLI usage errors', () => {
     const run = await ownerCli(`sqlite:${database}`, args);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toContain('usage: npm run owner -- show <sub>');
+    expect(run.stderr).toContain('usage: durable-ops owner show <sub>');
     expect(existsSync(database)).toBe(false);
   });
 });

@@ -39,7 +39,7 @@ describe.each(DIALECTS)('operation lifecycle on %s', (dialect) => {
     if (!c) throw new Error('expected a claim');
     return c;
   };
-  const sweep = () => runSweepOnce({ store: t.store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, batchSize: 50, timeBudgetMs: 30_000 });
+  const sweep = () => runSweepOnce({ store: t.store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, metrics: deps.metrics, batchSize: 50, timeBudgetMs: 30_000 });
   const notificationsOf = async (id: string) =>
     t.store.db.selectFrom('operation_notifications').selectAll().where('operation_id', '=', id).execute();
   const statusOf = async (id: string) => (await getOperation(owner, id)).status;
@@ -164,7 +164,7 @@ describe.each(DIALECTS)('operation lifecycle on %s', (dialect) => {
     }
     const last = await claim();
     expect(last.attempt).toBe(3);
-    expect(await failOperation(enterOwnerScope(worker, last), last, { kind: 'retryable', message: 'flaky' }, 5_000, 0)).toEqual({ status: 'failed' });
+    expect(await failOperation(enterOwnerScope(worker, last), last, { kind: 'retryable', message: 'flaky' }, 5_000, 0)).toEqual({ status: 'failed', failureCode: 'retries_exhausted' });
     expect(await getOperation(owner, operation.id)).toMatchObject({ status: 'failed', failure_code: 'retries_exhausted' });
 
     const { operation: permanent } = await admit();

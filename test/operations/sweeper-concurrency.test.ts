@@ -31,7 +31,7 @@ describe.skipIf(!hasMariadb())('concurrent sweepers on MariaDB', () => {
     while (await claimNextOperation(worker, deps));
     t.clock.advance(deps.policy.leaseMs + 1);
 
-    const sweep = () => runSweepOnce({ store: t.store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, batchSize: 20, timeBudgetMs: 60_000 });
+    const sweep = () => runSweepOnce({ store: t.store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, metrics: deps.metrics, batchSize: 20, timeBudgetMs: 60_000 });
     const results: SweepCounts[] = await Promise.all([sweep(), sweep(), sweep()]);
     const total = (key: 'leasesRetried' | 'leasesFailed') => results.reduce((sum, r) => sum + r[key], 0);
     expect(total('leasesRetried')).toBe(OPERATIONS / 2);

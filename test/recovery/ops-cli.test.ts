@@ -1,4 +1,4 @@
-import { runScript } from '../support/run-script.js';
+import { runCli } from '../support/run-script.js';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,10 +7,10 @@ import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../
 import { waitFor } from '../support/wait-for.js';
 import { buildLedgerFixture, type LedgerFixture } from './ops-fixtures.js';
 
-/** Runs `scripts/recovery.ts` against `databaseUrl`. */
-const recoveryCli = (databaseUrl: string, args: readonly string[]) => runScript('recovery.ts', databaseUrl, args);
+/** Runs `durable-ops recovery …` against `databaseUrl`. */
+const recoveryCli = (databaseUrl: string, args: readonly string[]) => runCli(['recovery', ...args], databaseUrl);
 
-describe.each(DIALECTS)('operator CLI `npm run recovery` on %s', (dialect) => {
+describe.each(DIALECTS)('operator CLI `durable-ops recovery` on %s', (dialect) => {
   const skip = dialect === 'mariadb' && !hasMariadb();
   let t: TestDatabase;
   let ops: LedgerFixture;
@@ -104,7 +104,7 @@ describe('recovery CLI usage errors', () => {
     const run = await recoveryCli(`sqlite:${database}`, args);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toContain('usage: npm run recovery -- list');
+    expect(run.stderr).toContain('usage: durable-ops recovery list');
     expect(existsSync(database)).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { capacityPolicy, type CapacityFile } from '../../lib/capacity/capacity-policy.js';
 import { silentLogger } from '../../lib/logger.js';
+import { noopMetrics } from '../../lib/observability/metrics.js';
 import type { OperationPolicy } from '../../lib/operations/operation-policy.js';
 import type { WakeupMessage } from '../../lib/queue/wakeup-message.js';
 import type { WakeupSender, WakeupSendOptions } from '../../lib/queue/wakeup-sender.js';
@@ -70,6 +71,7 @@ export function testDeps(overrides: Partial<OperationPolicy> = {}, capacity: { p
     capacity: capacityPolicy({ perOwner: capacity.perOwner ?? 200, global: capacity.global ?? 3_000, retryAfterSeconds: 7 }, capacity.file),
     wakeups,
     logger: silentLogger,
+    metrics: noopMetrics,
     random: () => 0.5,
   };
 }

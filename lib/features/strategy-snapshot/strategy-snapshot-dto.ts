@@ -12,7 +12,7 @@ export const StrategySnapshotDtoSchema = z.strictObject({
   operationId: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),
-});
+}).meta({ id: 'StrategySnapshotDto' });
 
 /** See {@link StrategySnapshotDtoSchema}. */
 export type StrategySnapshotDto = z.infer<typeof StrategySnapshotDtoSchema>;

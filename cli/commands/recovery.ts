@@ -1,33 +1,19 @@
-/**
- * `npm run recovery -- <command>`: the operator's view of the durable recovery ledger (DESIGN §8 "Ops surface") in
- * `DATABASE_URL`. It never migrates: the schema must already be at the latest migration (`npm run migrate`).
- *
- * - `list [--state S] [--limit N] [--json]` — the unresolved operations (`recovery_required`, `recovering`,
- *   `outcome_unknown`, stale `running`), oldest first, each with its module's reconciliation action; `--state running`
- *   lists the stale running ones only; `--limit` 1–100 (default 50).
- * - `verify [--json]` — verifies every operation's hash chain and prints each break (operation id, checkpoint, why).
- * - `show <id> [--json]` — one operation, its chain verdict and its checkpoints (kinds, states, fences, evidence).
- *
- * A table by default, one JSON document with `--json`. Exit codes: 0 done (and, for `verify`, every chain intact);
- * 1 `verify` found a broken chain, `show` found no such operation, or a database/configuration failure; 2 bad
- * arguments (with the usage text, before the database is opened).
- */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { loadConfig } from '../lib/config.js';
-import { parseArgumentsOrExit } from './cli-arguments.js';
-import { openStore, type Store } from '../lib/db/store.js';
-import { OperationIdSchema } from '../lib/operations/owner-reads.js';
-import { parseOrThrow } from '../lib/operations/zod-issues.js';
-import { verifyAllChains } from '../lib/recovery/chain-verification.js';
-import { describeRecoveryOperation, RecoveryDetailsSchema, type RecoveryDetails } from '../lib/recovery/recovery-details.js';
-import { createRecoveryModules } from '../lib/recovery/recovery-modules.js';
-import { listUnresolved, UnresolvedListQuerySchema, UnresolvedRecoveryDtoSchema, type UnresolvedRecoveryDto } from '../lib/recovery/unresolved.js';
+import { loadConfig } from '../../lib/config.js';
+import { openStore, type Store } from '../../lib/db/store.js';
+import { OperationIdSchema } from '../../lib/operations/owner-reads.js';
+import { parseOrThrow } from '../../lib/operations/zod-issues.js';
+import { verifyAllChains } from '../../lib/recovery/chain-verification.js';
+import { describeRecoveryOperation, RecoveryDetailsSchema, type RecoveryDetails } from '../../lib/recovery/recovery-details.js';
+import { createRecoveryModules } from '../../lib/recovery/recovery-modules.js';
+import { listUnresolved, UnresolvedListQuerySchema, UnresolvedRecoveryDtoSchema, type UnresolvedRecoveryDto } from '../../lib/recovery/unresolved.js';
+import { MIGRATE_HINT, parseArguments, print, reportFailure, table, UsageError, type CliCommand } from '../cli-support.js';
 
 const USAGE = [
-  'usage: npm run recovery -- list [--state recovery_required|recovering|outcome_unknown|running] [--limit 1-100] [--json]',
-  '       npm run recovery -- verify [--json]',
-  '       npm run recovery -- show <id> [--json]',
+  'usage: durable-ops recovery list [--state recovery_required|recovering|outcome_unknown|running] [--limit 1-100] [--json]',
+  '       durable-ops recovery verify [--json]',
+  '       durable-ops recovery show <id> [--json]',
 ].join('\n');
 
 type Command =
@@ -50,20 +36,14 @@ function parseCommand(args: readonly string[]): Command {
   });
   const [name, id, ...extra] = positionals;
   const json = values.json === true;
-  if (name !== 'list' && (values.state !== undefined || values.limit !== undefined)) throw new Error('--state and --limit belong to list');
+  if (name !== 'list' && (values.state !== undefined || values.limit !== undefined)) throw new UsageError('--state and --limit belong to list');
   if (name === 'list' && id === undefined) {
     const options = { ...(values.state === undefined ? {} : { state: values.state }), ...(values.limit === undefined ? {} : { limit: values.limit }) };
     return { name, json, query: parseOrThrow(UnresolvedListQuerySchema, options, 'option') };
   }
   if (name === 'verify' && id === undefined) return { name, json };
   if (name === 'show' && id !== undefined && extra.length === 0) return { name, json, id: parseOrThrow(OperationIdSchema, id, 'id') };
-  throw new Error(name === 'list' || name === 'verify' || name === 'show' ? `wrong number of arguments for ${name}` : `unknown command ${JSON.stringify(name ?? '')}`);
-}
-
-/** Left-aligned columns, two spaces apart, with a header row. */
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => (row[i] ?? '').length)));
-  return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+  throw new UsageError(name === 'list' || name === 'verify' || name === 'show' ? `wrong number of arguments for ${name}` : `unknown command ${JSON.stringify(name ?? '')}`);
 }
 
 function listText(items: readonly UnresolvedRecoveryDto[], limit: number): string {
@@ -127,7 +107,6 @@ function showText(details: RecoveryDetails): string {
 /** Runs `command` against `store`, prints its result and returns the exit code. */
 async function run(command: Command, store: Store): Promise<number> {
   const modules = createRecoveryModules();
-  const print = (text: string) => process.stdout.write(`${text}\n`);
   if (command.name === 'list') {
     const items = await listUnresolved(store, modules, command.query);
     print(command.json ? JSON.stringify({ items: z.array(UnresolvedRecoveryDtoSchema).parse(items) }) : listText(items, command.query.limit));
@@ -151,15 +130,37 @@ async function run(command: Command, store: Store): Promise<number> {
   return 0;
 }
 
-const command = parseArgumentsOrExit(parseCommand, USAGE);
-try {
-  const store = openStore(loadConfig(process.env).DATABASE_URL);
-  try {
-    process.exitCode = await run(command, store);
-  } finally {
-    await store.destroy();
-  }
-} catch (error) {
-  process.stderr.write(`recovery ${command.name} failed: ${error instanceof Error ? error.message : String(error)}\n(Is DATABASE_URL set and migrated? See npm run migrate.)\n`);
-  process.exitCode = 1;
-}
+/**
+ * `durable-ops recovery <list|verify|show>`: the operator's view of the durable recovery ledger (DESIGN §8 "Ops
+ * surface") in `DATABASE_URL`. It never migrates.
+ *
+ * - `list [--state S] [--limit N] [--json]` — the unresolved operations (`recovery_required`, `recovering`,
+ *   `outcome_unknown`, stale `running`), oldest first, each with its module's reconciliation action; `--state running`
+ *   lists the stale running ones only; `--limit` 1–100 (default 50).
+ * - `verify [--json]` — verifies every operation's hash chain and prints each break (operation id, checkpoint, why).
+ * - `show <id> [--json]` — one operation, its chain verdict and its checkpoints (kinds, states, fences, evidence).
+ *
+ * A table by default, one JSON document with `--json`. Exit codes: 0 done (and, for `verify`, every chain intact);
+ * 1 `verify` found a broken chain, `show` found no such operation, or a database/configuration failure; 2 bad arguments.
+ */
+export const recoveryCommand: CliCommand = {
+  name: 'recovery',
+  summary: 'list, verify or show durable recovery operations',
+  usage: USAGE,
+  async run(args) {
+    const command = parseArguments(parseCommand, args, USAGE);
+    if (!command) return 2;
+    return reportFailure(
+      `recovery ${command.name}`,
+      async () => {
+        const store = openStore(loadConfig(process.env).DATABASE_URL);
+        try {
+          return await run(command, store);
+        } finally {
+          await store.destroy();
+        }
+      },
+      MIGRATE_HINT,
+    );
+  },
+};

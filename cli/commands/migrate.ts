@@ -1,0 +1,67 @@
+import { parseArgs } from 'node:util';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { loadConfig } from '../../lib/config.js';
+import { migrateAllDown, migrateToLatest, type MigrationReport } from '../../lib/db/migrate.js';
+import { migrateRemote } from '../../lib/db/remote-migrate.js';
+import { openStore } from '../../lib/db/store.js';
+import { parseArguments, print, reportFailure, UsageError, type CliCommand } from '../cli-support.js';
+
+const USAGE = 'usage: durable-ops migrate [--down]\n       durable-ops migrate --remote <migrate function name or ARN>';
+
+type Command = { readonly where: 'local'; readonly down: boolean } | { readonly where: 'remote'; readonly functionName: string };
+
+function parseMigrate(args: readonly string[]): Command {
+  const { values, positionals } = parseArgs({ args: [...args], options: { down: { type: 'boolean', default: false }, remote: { type: 'string' } }, allowPositionals: true, strict: true });
+  if (positionals.length > 0) throw new UsageError('migrate takes no positional arguments');
+  if (values.remote !== undefined) {
+    if (values.down) throw new UsageError('--down is for local databases only: in AWS, migrations are forward-only (README "Migrations and rollback")');
+    if (values.remote === '') throw new UsageError('--remote needs the migrate function name or ARN');
+    return { where: 'remote', functionName: values.remote };
+  }
+  return { where: 'local', down: values.down === true };
+}
+
+function printReport(report: MigrationReport): void {
+  if (report.length === 0) print('Nothing to do: the schema is up to date.');
+  for (const r of report) print(`${r.direction.padEnd(4)} ${r.status.padEnd(7)} ${r.migrationName}`);
+}
+
+/**
+ * `durable-ops migrate [--down]`: applies every pending migration to `DATABASE_URL` (or, with `--down`, rolls every
+ * migration back — this drops all operation history; local databases only). `durable-ops migrate --remote <function>`:
+ * invokes the deployed migrate Lambda (the same static migration provider, bundled) with `@aws-sdk/client-lambda`, in the
+ * AWS account and region of the environment's credentials (`AWS_REGION`; `LAMBDA_ENDPOINT` for a local Invoke API), and
+ * prints each migration's result. Exit codes: 0 done, 1 a migration or invocation failed, 2 bad arguments.
+ */
+export const migrateCommand: CliCommand = {
+  name: 'migrate',
+  summary: 'apply pending migrations (locally, or through the deployed migrate Lambda)',
+  usage: USAGE,
+  async run(args) {
+    const command = parseArguments(parseMigrate, args, USAGE);
+    if (!command) return 2;
+    return reportFailure('Migration', async () => {
+      const config = loadConfig();
+      if (command.where === 'remote') {
+        const client = new LambdaClient({
+          region: config.AWS_REGION,
+          maxAttempts: 1,
+          ...(config.LAMBDA_ENDPOINT ? { endpoint: config.LAMBDA_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+        });
+        try {
+          printReport(await migrateRemote(client, command.functionName));
+          return 0;
+        } finally {
+          client.destroy();
+        }
+      }
+      const store = openStore(config.DATABASE_URL);
+      try {
+        printReport(command.down ? await migrateAllDown(store) : await migrateToLatest(store));
+        return 0;
+      } finally {
+        await store.destroy();
+      }
+    });
+  },
+};

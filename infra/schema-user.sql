@@ -1,0 +1,48 @@
+-- durable-ops schema and database users (DESIGN §9). Run once per environment as the RDS master user, after
+-- infra/rds-mariadb.yml, and again after rotating a password (it is idempotent: it creates what is missing and sets
+-- each password to the value given). See infra/RUNBOOK.md "2. The schema and its users".
+--
+--   { printf "SET @app_password='%s', @migrator_password='%s';\n" "<AppSecret password>" "<MigratorSecret password>"
+--     cat infra/schema-user.sql; } | mariadb --host=<InstanceEndpoint> --user=<master user> --password --ssl
+--
+-- Variables (set them in the same session before the script, as above):
+--   @app_password, @migrator_password   required: the passwords stored in the AppSecret / MigratorSecret secrets
+--   @schema         default durable_ops           the database the application uses (serverless.yml databaseName)
+--   @app_user       default durable_ops_app       the user the API, worker and sweeper connect as
+--   @migrator_user  default durable_ops_migrator  the user the migrate function connects as
+--
+-- Least privilege: the application user reads and writes rows and nothing else (no DDL, no other schema); the
+-- migration user may also change the schema (kysely migrations: CREATE/ALTER/DROP TABLE, CREATE/DROP INDEX, foreign
+-- keys). Neither may grant, read other schemas or administer the server. Both connect from any host ('%'): RDS Proxy
+-- connects from addresses in its subnets, and the security groups decide who reaches the database at all.
+--
+-- Names and passwords go through QUOTE() / backtick-escaping in EXECUTE IMMEDIATE, so no value is spliced unescaped.
+
+SET @schema = COALESCE(NULLIF(@schema, ''), 'durable_ops');
+SET @app_user = COALESCE(NULLIF(@app_user, ''), 'durable_ops_app');
+SET @migrator_user = COALESCE(NULLIF(@migrator_user, ''), 'durable_ops_migrator');
+
+-- Stop here unless both passwords are given (the script never invents or prints one).
+EXECUTE IMMEDIATE IF(COALESCE(@app_password, '') <> '' AND COALESCE(@migrator_password, '') <> '', 'DO 0',
+  'SIGNAL SQLSTATE ''45000'' SET MESSAGE_TEXT = ''Set @app_password and @migrator_password (the AppSecret and MigratorSecret passwords) first''');
+
+SET @schema_id = CONCAT('`', REPLACE(@schema, '`', '``'), '`');
+SET @app_account = CONCAT(QUOTE(@app_user), '@''%''');
+SET @migrator_account = CONCAT(QUOTE(@migrator_user), '@''%''');
+
+-- The schema: utf8mb4 with a binary, no-pad collation, as every table declares (migrations/column-types.ts), so
+-- idempotency keys and ids compare byte for byte ("Key" and "key" are different keys).
+EXECUTE IMMEDIATE CONCAT('CREATE DATABASE IF NOT EXISTS ', @schema_id, ' CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin');
+
+-- The application user: rows only.
+EXECUTE IMMEDIATE CONCAT('CREATE USER IF NOT EXISTS ', @app_account, ' IDENTIFIED BY ', QUOTE(@app_password));
+EXECUTE IMMEDIATE CONCAT('ALTER USER ', @app_account, ' IDENTIFIED BY ', QUOTE(@app_password));
+EXECUTE IMMEDIATE CONCAT('GRANT SELECT, INSERT, UPDATE, DELETE ON ', @schema_id, '.* TO ', @app_account);
+
+-- The migration user: rows (kysely's migration bookkeeping tables) and schema changes.
+EXECUTE IMMEDIATE CONCAT('CREATE USER IF NOT EXISTS ', @migrator_account, ' IDENTIFIED BY ', QUOTE(@migrator_password));
+EXECUTE IMMEDIATE CONCAT('ALTER USER ', @migrator_account, ' IDENTIFIED BY ', QUOTE(@migrator_password));
+EXECUTE IMMEDIATE CONCAT('GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, INDEX, REFERENCES ON ', @schema_id, '.* TO ', @migrator_account);
+
+-- Forget the passwords for the rest of this session.
+SET @app_password = NULL, @migrator_password = NULL;

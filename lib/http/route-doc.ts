@@ -1,0 +1,57 @@
+import type { z } from 'zod';
+
+/**
+ * What one route of the API tells the OpenAPI 3.1 document (`lib/http/openapi.ts`) about itself. Every route of
+ * `API_ROUTES` must carry one (the `doc` field is required), so a route cannot be added without its contract, and
+ * every schema here is the zod schema the code itself parses or answers with — the document reuses them, it never
+ * restates them.
+ */
+
+/** The success statuses the API answers (DESIGN §7): 200 read/replay/reuse, 201 created, 202 accepted for later work. */
+export type SuccessStatus = 200 | 201 | 202;
+
+/**
+ * The error statuses a route may declare (DESIGN §7, RFC 9457 bodies). 401 and 500 are not listed here: the generator
+ * adds 401 to every authenticated route and 500 to every route, so no route can forget them.
+ */
+export type ProblemStatus = 400 | 403 | 404 | 409 | 422 | 429;
+
+/** Response headers a success may carry; the generator documents each one once. */
+export type SuccessHeader = 'location' | 'idempotent-replayed';
+
+/** One success response of a route. */
+export interface SuccessDoc {
+  /** One sentence: when the route answers this status. */
+  readonly description: string;
+  /** The schema the handler passes the body through (`jsonResponse(status, schema, …)`). */
+  readonly schema: z.ZodType;
+  /** Headers it carries, each `true` when always present, `false` when only sometimes. @default none */
+  readonly headers?: { readonly [H in SuccessHeader]?: boolean };
+}
+
+/** The OpenAPI metadata of one route. */
+export interface RouteDoc {
+  /** Unique, camelCase, stable: client generators name methods after it. */
+  readonly operationId: string;
+  /** The group the route is listed under. */
+  readonly tag: string;
+  /** A short imperative line. */
+  readonly summary: string;
+  /** The rules a caller needs (limits, replay, cache-only…), in CommonMark. */
+  readonly description?: string;
+  /**
+   * The path parameters: one key per `{name}` of the route's path, no more (the generator throws otherwise). @default
+   * none
+   */
+  readonly pathParams?: z.ZodObject;
+  /** The query-string parameters: the schema the service parses the query with. @default none */
+  readonly query?: z.ZodObject;
+  /** Whether the route takes the `Idempotency-Key` request header (required when it does). @default false */
+  readonly idempotencyKey?: boolean;
+  /** The JSON request body (required when declared): the schema the service parses it with. @default no body */
+  readonly body?: { readonly schema: z.ZodType; readonly description: string };
+  /** The success responses; at least one (the generator throws otherwise). */
+  readonly success: { readonly [S in SuccessStatus]?: SuccessDoc };
+  /** The problem responses the route may answer beyond 401/500, each with when it happens. */
+  readonly problems: { readonly [S in ProblemStatus]?: string };
+}

@@ -1,0 +1,93 @@
+import { z } from 'zod';
+import { ModelAttemptSchema, parseModelAttempts } from '../ai/model-provenance.js';
+import { toIsoOrNull } from '../db/db-time.js';
+import type { Store } from '../db/store.js';
+import { OperationNotFoundError } from '../errors.js';
+import { FieldLimits, TASK_TYPE_PATTERN } from './field-limits.js';
+import { decodeCursor, encodeCursor } from './list-cursor.js';
+import { OperationDtoSchema, toOperationDto } from './operation-dto.js';
+import { findOperationById, listOperationsWhere, type OperationRow } from './operation.repository.js';
+import { ALL_STATUSES, type OperationStatus } from './operation-status.js';
+import { cancelOperation } from './owner-commands.js';
+import { LimitSchema, OperationIdSchema, pageOf, type Page } from './owner-reads.js';
+import { OwnerScope } from './scopes.js';
+import { parseOrThrow } from './zod-issues.js';
+
+/**
+ * Query of the operator's operation listing (DESIGN §8 ops surface; `durable-ops list`): optional `status`,
+ * `ownerUserId` (1–128 characters, exact) and `taskType` filters, `limit` 1–100 (default 20), opaque `cursor`.
+ */
+export const OperatorListQuerySchema = z.strictObject({
+  status: z.enum(ALL_STATUSES as [OperationStatus, ...OperationStatus[]]).optional(),
+  ownerUserId: z.string().min(1).max(FieldLimits.ownerUserId).optional(),
+  taskType: z.string().regex(TASK_TYPE_PATTERN).optional(),
+  limit: LimitSchema,
+  cursor: z.string().min(1).max(200).optional(),
+});
+
+/**
+ * An operation as an operator sees it: the owner DTO plus the owner, the privacy snapshot, the operator-only failure
+ * text, lease timing, owner retries used and the model provenance (DESIGN §5). Never the lease token, the idempotency
+ * key, the request hash or the params.
+ */
+export const OperatorOperationViewSchema = OperationDtoSchema.extend({
+  ownerUserId: z.string(),
+  privacyMode: z.string(),
+  retryCount: z.number().int(),
+  failureMessage: z.string().nullable(),
+  leaseExpiresAt: z.string().datetime().nullable(),
+  heartbeatAt: z.string().datetime().nullable(),
+  modelAttempts: z.array(ModelAttemptSchema),
+}).strict();
+
+/** See {@link OperatorOperationViewSchema}. */
+export type OperatorOperationView = z.infer<typeof OperatorOperationViewSchema>;
+
+/** Maps a row to its {@link OperatorOperationView}; only allow-listed fields are copied. */
+export function toOperatorView(row: OperationRow): OperatorOperationView {
+  return {
+    ...toOperationDto(row),
+    ownerUserId: row.owner_user_id,
+    privacyMode: row.privacy_mode,
+    retryCount: row.retry_count,
+    failureMessage: row.failure_message,
+    leaseExpiresAt: toIsoOrNull(row.lease_expires_at),
+    heartbeatAt: toIsoOrNull(row.heartbeat_at),
+    modelAttempts: parseModelAttempts(row.model_attempts),
+  };
+}
+
+/**
+ * Every owner's operations, newest first, filtered and paged (operators only: callers must have checked the operator's
+ * authority — the CLI holds the database credentials; an HTTP route needs `ops:read`).
+ * @throws {ValidationError} for an invalid query or cursor.
+ */
+export async function listOperationsForOperator(store: Store, query: unknown): Promise<Page<OperationRow>> {
+  const q = parseOrThrow(OperatorListQuerySchema, query, 'query');
+  const after = q.cursor ? decodeCursor(q.cursor) : undefined;
+  const rows = await listOperationsWhere(store, { ownerUserId: q.ownerUserId, status: q.status, taskType: q.taskType, limit: q.limit + 1, after });
+  return pageOf(rows, q.limit, (last) => encodeCursor({ createdAt: last.created_at, id: last.id }));
+}
+
+/**
+ * One operation by id, whoever owns it (operators only, as {@link listOperationsForOperator}).
+ * @throws {OperationNotFoundError} for an unknown or malformed id.
+ */
+export async function getOperationForOperator(store: Store, id: unknown): Promise<OperationRow> {
+  const parsed = OperationIdSchema.safeParse(id);
+  const row = parsed.success ? await findOperationById(store, parsed.data) : undefined;
+  if (!row) throw new OperationNotFoundError(String(id));
+  return row;
+}
+
+/**
+ * Cancels an operation on its owner's behalf (operators only): exactly the owner's cancel (DESIGN §2) — a waiting
+ * operation becomes `cancelled` at once with its notification, a running one gets `cancelRequested` and stops at its
+ * next heartbeat.
+ * @throws {OperationNotFoundError} for an unknown or malformed id.
+ * @throws {InvalidTransitionError} when it already succeeded or failed (409).
+ */
+export async function cancelAsOperator(store: Store, id: unknown): Promise<OperationRow> {
+  const row = await getOperationForOperator(store, id);
+  return cancelOperation(new OwnerScope(store, row.owner_user_id), row.id);
+}

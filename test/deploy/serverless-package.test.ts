@@ -1,0 +1,316 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_ROUTES } from '../../lib/http/api-routes.js';
+import { migrations } from '../../migrations/index.js';
+import {
+  actionsOf,
+  conditionHolds,
+  evaluate,
+  oslsPackage,
+  readTemplate,
+  removeOslsCache,
+  resourcesOf,
+  ROOT,
+  runNode,
+  statementsOf,
+  type Resource,
+  type Template,
+} from './cfn-template.js';
+
+/**
+ * CI validates packaging offline (issue 6, DESIGN §9): `npm run build`, then `osls package` with dummy parameters and no
+ * AWS credentials, and the CloudFormation template must hold everything serverless.yml promises.
+ */
+
+/** Every parameter without a default, with dummy values. */
+const REQUIRED = {
+  jwtIssuer: 'https://issuer.ci.example.com/pool',
+  jwtAudience: 'ci-audience',
+  databaseHost: 'proxy.ci.example.com',
+  databaseSecretId: 'durable-ops/ci/app',
+  migrationDatabaseSecretId: 'durable-ops/ci/migrator',
+  vpcSecurityGroupIds: 'sg-0aaa,sg-0bbb',
+  vpcSubnetIds: 'subnet-0aaa,subnet-0bbb',
+};
+const SIDECARS = ['arn:aws:lambda:eu-west-1:123456789012:function:llm-a', 'arn:aws:lambda:eu-west-1:123456789012:function:llm-b'];
+/** The optional parameters set: AI on, two model sidecars, an external key secret. */
+const WITH_AI = {
+  ...REQUIRED,
+  aiTasks: '1',
+  modelLocalUrl: 'lambda:llm-a',
+  modelExternalUrl: 'https://api.models.example.com/v1',
+  modelExternalName: 'external-model',
+  modelExternalKeySecretId: 'durable-ops/ci/model-key',
+  modelSidecarFunctionArn: SIDECARS.join(','),
+};
+
+const FUNCTIONS = {
+  api: { handler: 'functions/api.handler', role: 'ApiRole' },
+  worker: { handler: 'functions/worker.handler', role: 'WorkerRole' },
+  sweeper: { handler: 'functions/sweeper.handler', role: 'SweeperRole' },
+  migrate: { handler: 'functions/migrate.handler', role: 'MigrateRole' },
+} as const;
+
+const VPC_ACCESS = ':iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole';
+const QUEUE_ARN = { 'Fn::GetAtt': ['WakeupQueue', 'Arn'] };
+
+let template: Template;
+let withAi: Template;
+const dirs: string[] = [];
+
+function lambdaOf(t: Template, name: keyof typeof FUNCTIONS): Resource {
+  const fn = Object.values(resourcesOf(t, 'AWS::Lambda::Function')).find((r) => r.Properties.Handler === FUNCTIONS[name].handler);
+  if (!fn) throw new Error(`no ${name} function`);
+  return fn;
+}
+
+function mappingOf(t: Template): Record<string, any> {
+  const mappings = Object.values(resourcesOf(t, 'AWS::Lambda::EventSourceMapping'));
+  expect(mappings).toHaveLength(1);
+  return mappings[0]!.Properties;
+}
+
+function envOf(t: Template, name: keyof typeof FUNCTIONS): Record<string, unknown> {
+  return evaluate(lambdaOf(t, name).Properties.Environment.Variables, t) as Record<string, unknown>;
+}
+
+/** A URL whose credentials are CloudFormation dynamic references to `secretId`, to RDS Proxy over TLS. */
+function databaseUrlFrom(secretId: string): string {
+  const ref = (key: string) => `{{resolve:secretsmanager:${secretId}:SecretString:${key}}}`;
+  return `mysql://${ref('username')}:${ref('password')}@${REQUIRED.databaseHost}:3306/durable_ops?ssl=true`;
+}
+
+beforeAll(async () => {
+  const build = await runNode(['scripts/build.mjs']);
+  expect(build.code, build.output).toBe(0);
+  const [plain, ai] = [await oslsPackage(REQUIRED), await oslsPackage(WITH_AI)];
+  dirs.push(plain.dir, ai.dir);
+  expect(plain.output).toContain('Service packaged');
+  expect(plain.code).toBe(0);
+  expect(ai.code).toBe(0);
+  template = readTemplate(plain.dir);
+  withAi = readTemplate(ai.dir);
+}, 240_000);
+
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  removeOslsCache();
+});
+
+describe('osls package (offline, no AWS credentials)', () => {
+  it('has the HTTP API with a JWT authorizer for the issuer and audience parameters', () => {
+    const apis = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Api'));
+    expect(apis.map((a) => a.Properties.ProtocolType)).toEqual(['HTTP']);
+    const authorizers = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer'));
+    expect(authorizers).toHaveLength(1);
+    expect(authorizers[0]!.Properties).toMatchObject({
+      AuthorizerType: 'JWT',
+      IdentitySource: ['$request.header.Authorization'],
+      JwtConfiguration: { Issuer: REQUIRED.jwtIssuer, Audience: [REQUIRED.jwtAudience] },
+    });
+  });
+
+  it('routes exactly API_ROUTES to the api function, each behind the authorizer unless it is public', () => {
+    const [authorizerId] = Object.keys(resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer'));
+    const routes = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Route'));
+    const deployed = Object.fromEntries(routes.map((r) => [r.Properties.RouteKey as string, r.Properties]));
+    expect(Object.keys(deployed).sort()).toEqual(API_ROUTES.map((r) => `${r.method} ${r.path}`).sort());
+    for (const route of API_ROUTES) {
+      const properties = deployed[`${route.method} ${route.path}`]!;
+      if ((route as { access: string }).access === 'public') {
+        expect(properties.AuthorizationType, `${route.method} ${route.path}`).toBeUndefined();
+        expect(properties.AuthorizerId, `${route.method} ${route.path}`).toBeUndefined();
+      } else {
+        expect(properties, `${route.method} ${route.path}`).toMatchObject({ AuthorizationType: 'JWT', AuthorizerId: { Ref: authorizerId } });
+        expect(properties.AuthorizationScopes, 'scopes are checked in the Lambda (404, never 403)').toBeUndefined();
+      }
+    }
+    const integrations = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Integration'));
+    expect(integrations.map((i) => i.Properties.IntegrationUri)).toEqual([{ 'Fn::GetAtt': [expect.stringMatching(/^Api/), 'Arn'] }]);
+  });
+
+  it('packages the api, worker, sweeper and migrate functions on Node 20, each with a role of its own', () => {
+    const functions = Object.values(resourcesOf(template, 'AWS::Lambda::Function'));
+    expect(functions.map((f) => f.Properties.Handler).sort()).toEqual(Object.values(FUNCTIONS).map((f) => f.handler).sort());
+    for (const name of Object.keys(FUNCTIONS) as (keyof typeof FUNCTIONS)[]) {
+      const fn = lambdaOf(template, name);
+      expect(fn.Properties.Runtime).toBe('nodejs20.x');
+      expect(fn.Properties.Role).toEqual({ 'Fn::GetAtt': [FUNCTIONS[name].role, 'Arn'] });
+    }
+    expect(resourcesOf(template, 'AWS::IAM::Role')).not.toHaveProperty('IamRoleLambdaExecution');
+  });
+
+  it('gives each role exactly the actions its function calls, on its own resources', () => {
+    const expected: Record<string, string[]> = {
+      ApiRole: ['sqs:SendMessage'],
+      WorkerRole: ['lambda:InvokeFunction', 's3:DeleteObject', 's3:GetObject', 's3:ListBucket', 's3:PutObject', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage'],
+      SweeperRole: ['sqs:SendMessage'],
+      MigrateRole: [],
+    };
+    expect(Object.keys(resourcesOf(template, 'AWS::IAM::Role')).sort()).toEqual(Object.keys(expected).sort());
+    for (const [roleId, actions] of Object.entries(expected)) {
+      const role = template.Resources[roleId]!;
+      expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([{ Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' }]);
+      expect((role.Properties.ManagedPolicyArns as unknown[]).map((arn) => evaluate(arn, template))).toEqual([
+        { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, VPC_ACCESS]] },
+      ]);
+      const statements = statementsOf(template, roleId);
+      expect(actionsOf(statements), roleId).toEqual(actions);
+      for (const { statement } of statements) {
+        expect(statement.Effect).toBe('Allow');
+        expect(JSON.stringify(statement.Resource), `${roleId}: no wildcard resource`).not.toBe('"*"');
+        const actionList = [statement.Action].flat() as string[];
+        if (actionList.some((a) => a.startsWith('sqs:'))) expect(statement.Resource).toEqual(QUEUE_ARN);
+      }
+    }
+    const worker = statementsOf(template, 'WorkerRole').map(({ statement }) => statement);
+    expect(worker.find((s) => [s.Action].flat().includes('s3:PutObject'))?.Resource).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': ['ResultsBucket', 'Arn'] }, '/results/*']] });
+    expect(worker.find((s) => [s.Action].flat().includes('s3:ListBucket'))?.Resource).toEqual({ 'Fn::GetAtt': ['ResultsBucket', 'Arn'] });
+  });
+
+  it('grants lambda:InvokeFunction only when model sidecars are named, on exactly those functions', () => {
+    const sidecar = statementsOf(template, 'WorkerRole').filter(({ statement }) => [statement.Action].flat().includes('lambda:InvokeFunction'));
+    expect(sidecar.map((s) => s.condition)).toEqual(['HasModelSidecar']);
+    expect(conditionHolds(template, 'HasModelSidecar')).toBe(false);
+    expect(conditionHolds(withAi, 'HasModelSidecar')).toBe(true);
+    const granted = statementsOf(withAi, 'WorkerRole').find(({ statement }) => statement.Action === 'lambda:InvokeFunction')!.statement;
+    expect(evaluate(granted.Resource, withAi)).toEqual([...SIDECARS, ...SIDECARS.map((arn) => `${arn}:*`)]);
+  });
+
+  it('wakes the worker from the queue, which redrives to the DLQ, with visibility at least 6 × the worker timeout', () => {
+    const queue = template.Resources.WakeupQueue!;
+    const dlq = template.Resources.WakeupDeadLetterQueue!;
+    expect([queue.Type, dlq.Type]).toEqual(['AWS::SQS::Queue', 'AWS::SQS::Queue']);
+    expect(queue.Properties.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': ['WakeupDeadLetterQueue', 'Arn'] }, maxReceiveCount: 5 });
+    expect(dlq.Properties.MessageRetentionPeriod).toBeGreaterThan(queue.Properties.MessageRetentionPeriod ?? 345_600);
+    const workerTimeout = lambdaOf(template, 'worker').Properties.Timeout as number;
+    expect(workerTimeout).toBeGreaterThan(0);
+    expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * workerTimeout);
+
+    const mapping = mappingOf(template);
+    expect(mapping.EventSourceArn).toEqual(QUEUE_ARN);
+    expect(mapping.FunctionName).toEqual({ 'Fn::GetAtt': ['WorkerLambdaFunction', 'Arn'] });
+    expect(mapping.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    expect(mapping.ScalingConfig.MaximumConcurrency).toBeGreaterThanOrEqual(2);
+    expect(mapping.ScalingConfig.MaximumConcurrency).toBeLessThanOrEqual(1000);
+  });
+
+  it('runs the sweeper on a schedule, and nothing triggers the migrate function', () => {
+    const rules = Object.values(resourcesOf(template, 'AWS::Events::Rule'));
+    expect(rules.map((r) => r.Properties)).toEqual([
+      expect.objectContaining({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED', Targets: [expect.objectContaining({ Arn: { 'Fn::GetAtt': ['SweeperLambdaFunction', 'Arn'] } })] }),
+    ]);
+    const migrate = lambdaOf(template, 'migrate');
+    expect(migrate.Properties.Timeout).toBe(300);
+    expect(migrate.Properties.ReservedConcurrentExecutions).toBe(1);
+    const invokers = Object.values(template.Resources).filter((r) => r.Type !== 'AWS::Lambda::Version' && JSON.stringify(r.Properties).includes('"MigrateLambdaFunction"'));
+    expect(invokers).toEqual([]);
+  });
+
+  it('puts every function in the VPC given by the parameters', () => {
+    for (const name of Object.keys(FUNCTIONS) as (keyof typeof FUNCTIONS)[]) {
+      expect(evaluate(lambdaOf(template, name).Properties.VpcConfig, template), name).toEqual({
+        SecurityGroupIds: REQUIRED.vpcSecurityGroupIds.split(','),
+        SubnetIds: REQUIRED.vpcSubnetIds.split(','),
+      });
+    }
+  });
+
+  it('has a private, encrypted, TLS-only results bucket with a lifecycle rule, named to the worker only', () => {
+    const bucket = template.Resources.ResultsBucket!;
+    expect(bucket.Type).toBe('AWS::S3::Bucket');
+    expect(bucket.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toMatch(/^(AES256|aws:kms)$/);
+    expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
+    const [rule] = bucket.Properties.LifecycleConfiguration.Rules;
+    expect(rule).toMatchObject({ Status: 'Enabled', Prefix: 'results/', ExpirationInDays: expect.any(Number) });
+    const policy = Object.values(resourcesOf(template, 'AWS::S3::BucketPolicy')).find((p) => JSON.stringify(p.Properties.Bucket) === '{"Ref":"ResultsBucket"}');
+    expect(policy?.Properties.PolicyDocument.Statement).toEqual([expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]);
+    expect(envOf(template, 'worker').RESULTS_BUCKET).toEqual({ Ref: 'ResultsBucket' });
+    for (const name of ['api', 'sweeper', 'migrate'] as const) expect(envOf(template, name)).not.toHaveProperty('RESULTS_BUCKET');
+  });
+
+  it('configures the §4 limits, the pool and the AI routes, an empty parameter meaning unset', () => {
+    for (const name of Object.keys(FUNCTIONS) as (keyof typeof FUNCTIONS)[]) {
+      expect(envOf(template, name), name).toMatchObject({
+        DATABASE_CREDENTIALS_VERSION: '1',
+        // The worker's pool covers its concurrently handled batch plus one ledger connection.
+        DB_POOL_SIZE: name === 'worker' ? String(mappingOf(template).BatchSize + 1) : '2',
+        SQS_QUEUE_URL: { Ref: 'WakeupQueue' },
+        CAPACITY_PER_OWNER: '10',
+        CAPACITY_GLOBAL: '1000',
+        CAPACITY_RETRY_AFTER_SECONDS: '5',
+        CAPACITY_CONFIG_FILE: '',
+        AI_TASKS: '0',
+        MODEL_LOCAL_URL: '',
+        MODEL_EXTERNAL_URL: '',
+      });
+    }
+    expect(envOf(withAi, 'worker')).toMatchObject({ AI_TASKS: '1', MODEL_LOCAL_URL: 'lambda:llm-a', MODEL_EXTERNAL_NAME: 'external-model' });
+  });
+
+  it('holds no plaintext secret: database URLs and the model key are Secrets Manager dynamic references', () => {
+    for (const t of [template, withAi]) {
+      for (const name of ['api', 'worker', 'sweeper'] as const) expect(envOf(t, name).DATABASE_URL, name).toBe(databaseUrlFrom(REQUIRED.databaseSecretId));
+      expect(envOf(t, 'migrate').DATABASE_URL).toBe(databaseUrlFrom(REQUIRED.migrationDatabaseSecretId));
+      for (const name of Object.keys(FUNCTIONS) as (keyof typeof FUNCTIONS)[]) {
+        for (const [variable, value] of Object.entries(envOf(t, name))) {
+          if (/KEY|SECRET|PASSWORD|TOKEN|DATABASE_URL/.test(variable)) {
+            // Every credential-looking variable is (or embeds, for a URL) a dynamic reference, never a literal.
+            expect(typeof value === 'string' && value.includes('{{resolve:secretsmanager:'), `${name} ${variable}`).toBe(true);
+            expect((value as string).replace(/\{\{resolve:[^}]+\}\}/g, ''), `${name} ${variable}`).not.toMatch(/:[^/@{}]+@/);
+          }
+        }
+      }
+    }
+    expect(envOf(template, 'worker')).not.toHaveProperty('MODEL_EXTERNAL_API_KEY');
+    expect(envOf(withAi, 'worker').MODEL_EXTERNAL_API_KEY).toBe('{{resolve:secretsmanager:durable-ops/ci/model-key}}');
+    for (const name of ['api', 'sweeper', 'migrate'] as const) expect(envOf(withAi, name)).not.toHaveProperty('MODEL_EXTERNAL_API_KEY');
+  });
+
+  it('outputs the queue, the DLQ, the results bucket and the migrate function name', () => {
+    expect(template.Outputs).toMatchObject({
+      WakeupQueueUrl: { Value: { Ref: 'WakeupQueue' } },
+      WakeupDeadLetterQueueUrl: { Value: { Ref: 'WakeupDeadLetterQueue' } },
+      ResultsBucketName: { Value: { Ref: 'ResultsBucket' } },
+      MigrateFunctionName: { Value: { Ref: 'MigrateLambdaFunction' } },
+    });
+  });
+
+  it('the bundled migrate function carries every migration (the static provider survives bundling)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'durable-ops-bundle-'));
+    dirs.push(dir);
+    const script = "const { handler } = await import(process.argv[1]); console.log(JSON.stringify(await handler({})));";
+    const run = await runNode(['--input-type=module', '-e', script, join(ROOT, 'functions/migrate.mjs')], {
+      env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'bundle.sqlite')}`, POWERTOOLS_LOG_LEVEL: 'SILENT' },
+    });
+    expect(run.code, run.output).toBe(0);
+    const answer = JSON.parse(run.output.trim().split('\n').at(-1)!) as { results: { migrationName: string; status: string }[] };
+    expect(answer.results.map((r) => r.migrationName)).toEqual(Object.keys(migrations).sort());
+    expect(answer.results.every((r) => r.status === 'Success')).toBe(true);
+  });
+});
+
+describe('a broken serverless.yml fails packaging', () => {
+  it('an unknown key is an error (configValidationMode: error), not a warning', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'durable-ops-broken-'));
+    dirs.push(dir);
+    const yaml = readFileSync(join(ROOT, 'serverless.yml'), 'utf8');
+    expect(yaml).toMatch(/^configValidationMode: error$/m);
+    expect(yaml).toMatch(/^ {2}memorySize: 512$/m);
+    writeFileSync(join(dir, 'serverless.yml'), yaml.replace(/^ {2}memorySize: 512$/m, '  memorySize: 512\n  memorySizee: 512'));
+    const run = await oslsPackage(REQUIRED, dir);
+    dirs.push(run.dir);
+    expect(run.code).not.toBe(0);
+    expect(run.output).toContain("unrecognized property 'memorySizee'");
+  }, 120_000);
+
+  it('a missing required parameter is an error, never a placeholder', async () => {
+    const { jwtIssuer: _omitted, ...rest } = REQUIRED;
+    const run = await oslsPackage(rest);
+    dirs.push(run.dir);
+    expect(run.code).not.toBe(0);
+    expect(run.output).toMatch(/Cannot resolve variable at "provider\.httpApi\.authorizers\.jwt\.issuerUrl"/);
+  }, 120_000);
+});

@@ -1,0 +1,319 @@
+import { compileErrors, validate } from '@readme/openapi-parser';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { strategySnapshotTask } from '../../lib/features/strategy-snapshot/strategy-snapshot-task.js';
+import { STRATEGY_SNAPSHOT_NOTE_KIND } from '../../lib/features/strategy-snapshot/strategy-snapshot-output.js';
+import { createApiHandler, type ApiEvent } from '../../lib/http/api-handler.js';
+import { ROUTE_DOCS } from '../../lib/http/api-route-docs.js';
+import { API_ROUTES, OPENAPI_DOCUMENT_PATH, type ApiRoute } from '../../lib/http/api-routes.js';
+import { signDevToken } from '../../lib/http/auth.js';
+import { startLocalHttpServer } from '../../lib/http/local-http-server.js';
+import { BEARER_SCHEME, buildOpenApiDocument, openApiJson } from '../../lib/http/openapi.js';
+import { upsertNote } from '../../lib/jobs/workspace-note.repository.js';
+import { silentLogger } from '../../lib/logger.js';
+import { claimNextOperation, enterOwnerScope } from '../../lib/operations/claim-operation.js';
+import { completeOperation } from '../../lib/operations/lease-operations.js';
+import { WorkerScope } from '../../lib/operations/scopes.js';
+import { TaskRegistry } from '../../lib/tasks/task-registry.js';
+import { buildLedgerFixture, testRecoveryModules } from '../recovery/ops-fixtures.js';
+import { apiEvent, lambdaContext, parseResponse, type ApiEventInput, type ParsedResponse } from '../support/api-events.js';
+import { DIALECTS, hasMariadb } from '../support/test-store.js';
+import { createApiTestApp, type ApiTestApp } from './api-test-app.js';
+
+/** The document exactly as `GET /api/openapi.json` serves it. */
+const doc = JSON.parse(openApiJson(API_ROUTES));
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/** Every operation of the document as `METHOD path` with its operation object. */
+function documentedOperations(document: any): Array<[string, any]> {
+  return Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => HTTP_METHODS.includes(method))
+      .map(([method, operation]): [string, any] => [`${method.toUpperCase()} ${path}`, operation]),
+  );
+}
+
+const operationOf = (route: Pick<ApiRoute, 'method' | 'path'>) => doc.paths[route.path]?.[route.method.toLowerCase()];
+const keyOf = (route: Pick<ApiRoute, 'method' | 'path'>) => `${route.method} ${route.path}`;
+
+/**
+ * The statuses each route answers, as DESIGN §7 and the README's "HTTP API" table list them, plus 500 (any route) —
+ * pinned here, independently of the route docs, so a doc that drops or invents a status fails.
+ */
+const EXPECTED_STATUSES: Record<string, number[]> = {
+  'POST /api/operations': [200, 202, 400, 401, 403, 404, 422, 429, 500],
+  'GET /api/operations': [200, 400, 401, 500],
+  'GET /api/operations/{id}': [200, 401, 404, 500],
+  'POST /api/operations/{id}/cancel': [200, 401, 404, 409, 500],
+  'POST /api/operations/{id}/retry': [202, 401, 403, 404, 409, 429, 500],
+  'GET /api/notifications': [200, 400, 401, 500],
+  'GET /api/me/settings': [200, 401, 500],
+  'PATCH /api/me/settings': [200, 400, 401, 500],
+  'POST /api/jobs': [201, 400, 401, 500],
+  'GET /api/jobs/{jobId}': [200, 401, 404, 500],
+  'POST /api/jobs/{jobId}/strategy-snapshot': [200, 202, 400, 401, 403, 404, 422, 429, 500],
+  'GET /api/jobs/{jobId}/strategy-snapshot': [200, 401, 404, 500],
+  'GET /api/ops/recovery': [200, 400, 401, 404, 500],
+  'GET /api/openapi.json': [200, 500],
+};
+
+describe('the OpenAPI document', () => {
+  it('is a valid OpenAPI 3.1 document: the 3.1 schema and the semantic rules (unique operationIds, path parameters)', async () => {
+    expect(doc.openapi).toBe('3.1.0');
+    const result = await validate(structuredClone(doc));
+    expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
+    expect(result.specification).toBe('OpenAPI');
+    expect(result.warnings).toEqual([]);
+
+    // The validator is not vacuous: the same document with one malformed response is refused.
+    const broken = structuredClone(doc);
+    broken.paths['/api/jobs'].post.responses['201'].content = 'application/json';
+    expect((await validate(broken)).valid).toBe(false);
+  });
+
+  it('names the API and carries the package version', async () => {
+    const pkg = (await import('../../package.json', { with: { type: 'json' } })).default;
+    expect(doc.info).toMatchObject({ title: 'durable-ops API', version: pkg.version });
+    expect(doc.info.description).toContain('problem+json');
+  });
+
+  it('covers every route of API_ROUTES (method and path), and nothing else', () => {
+    expect(documentedOperations(doc).map(([key]) => key).sort()).toEqual(API_ROUTES.map(keyOf).sort());
+    expect(Object.keys(EXPECTED_STATUSES).sort()).toEqual(API_ROUTES.map(keyOf).sort());
+  });
+
+  it('every owner and operator route requires the bearer JWT and documents its 401 problem; only the document itself is public', () => {
+    expect(doc.components.securitySchemes[BEARER_SCHEME]).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }));
+    for (const route of API_ROUTES) {
+      const operation = operationOf(route);
+      if (route.access === 'public') {
+        expect(operation.security, keyOf(route)).toEqual([]);
+        expect(operation.responses['401'], keyOf(route)).toBeUndefined();
+        continue;
+      }
+      expect(operation.security, keyOf(route)).toEqual([{ [BEARER_SCHEME]: route.access === 'operator' ? [route.scope] : [] }]);
+      expect(operation.responses['401'].content['application/problem+json'].schema, keyOf(route)).toEqual({ $ref: '#/components/schemas/Problem' });
+    }
+    expect(API_ROUTES.filter((route) => route.access === 'public').map(keyOf)).toEqual([`GET ${OPENAPI_DOCUMENT_PATH}`]);
+  });
+
+  it('each route documents exactly the statuses DESIGN §7 lists for it', () => {
+    for (const route of API_ROUTES) {
+      const statuses = Object.keys(operationOf(route).responses).map(Number).sort((a, b) => a - b);
+      expect(statuses, keyOf(route)).toEqual(EXPECTED_STATUSES[keyOf(route)]);
+    }
+  });
+
+  it('every error is application/problem+json with the Problem schema; every 429 says Retry-After; the operator 404 says who gets it', () => {
+    for (const [key, operation] of documentedOperations(doc)) {
+      for (const [status, response] of Object.entries<any>(operation.responses)) {
+        if (Number(status) < 400) continue;
+        expect(response.content['application/problem+json'].schema, `${key} ${status}`).toEqual({ $ref: '#/components/schemas/Problem' });
+        if (status === '429') expect(response.headers['Retry-After'], key).toMatchObject({ required: true, schema: { type: 'integer' } });
+      }
+    }
+    expect(doc.paths['/api/ops/recovery'].get.responses['404'].description).toContain('ops:read');
+    expect(doc.components.schemas.Problem.required).toEqual(['type', 'title', 'status', 'detail', 'code']);
+  });
+
+  it('the two admission routes, and only they, require the Idempotency-Key header with its DESIGN §7 pattern', () => {
+    const withKey = documentedOperations(doc)
+      .filter(([, operation]) => (operation.parameters ?? []).some((p: any) => p.in === 'header' && p.name === 'Idempotency-Key'))
+      .map(([key]) => key);
+    expect(withKey.sort()).toEqual(['POST /api/jobs/{jobId}/strategy-snapshot', 'POST /api/operations']);
+    const header = doc.paths['/api/operations'].post.parameters.find((p: any) => p.name === 'Idempotency-Key');
+    expect(header).toMatchObject({ in: 'header', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } });
+  });
+
+  it('request bodies and path parameters come from the zod schemas the services parse with', () => {
+    expect(doc.paths['/api/operations'].post.requestBody).toMatchObject({ required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/AdmitRequest' } } } });
+    expect(doc.components.schemas.AdmitRequest).toMatchObject({ required: ['taskType', 'subject'], additionalProperties: false });
+    expect(doc.paths['/api/me/settings'].patch.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/OwnerSettingsPatch' });
+    expect(doc.paths['/api/jobs'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/CreateJob' });
+    const limit = doc.paths['/api/operations'].get.parameters.find((p: any) => p.name === 'limit');
+    expect(limit).toMatchObject({ in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } });
+    const id = doc.paths['/api/operations/{id}'].get.parameters.find((p: any) => p.name === 'id');
+    expect(id).toMatchObject({ in: 'path', required: true });
+  });
+
+  it('a route whose doc disagrees with its path template, or reuses an operationId, cannot be documented', () => {
+    const route = API_ROUTES.find((candidate) => candidate.path === '/api/operations/{id}' && candidate.method === 'GET');
+    if (!route) throw new Error('GET /api/operations/{id} is missing');
+    expect(() => buildOpenApiDocument([{ ...route, path: '/api/operations/{operationId}' } as ApiRoute])).toThrow(/path parameters/);
+    expect(() => buildOpenApiDocument([{ ...route, doc: { ...ROUTE_DOCS.getOperation, pathParams: undefined } } as ApiRoute])).toThrow(/path parameters/);
+    expect(() => buildOpenApiDocument([{ ...route, doc: { ...ROUTE_DOCS.getOperation, success: {} } } as ApiRoute])).toThrow(/no success/);
+    expect(() => buildOpenApiDocument([route, { ...route, path: '/api/operations/{id}/again' }])).toThrow(/operationId getOperation is used twice/);
+  });
+});
+
+describe('GET /api/openapi.json', () => {
+  it('answers 200 application/json without a token, and without resolving the API’s dependencies (no database on a cold start)', async () => {
+    const handler = createApiHandler(() => Promise.reject(new Error('the document route must not need the dependencies')));
+    const response = parseResponse(await handler(apiEvent({ method: 'GET', path: OPENAPI_DOCUMENT_PATH, owner: null }), lambdaContext()));
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toBe('application/json');
+    expect(response.headers['cache-control']).toBe('public, max-age=300');
+    expect(response.text).toBe(openApiJson(API_ROUTES));
+
+    // The public route opens nothing else: an owner route without claims is still a 401.
+    const owner = parseResponse(await handler(apiEvent({ method: 'GET', path: '/api/operations', owner: null }), lambdaContext()));
+    expect(owner.status).toBe(401);
+  });
+
+  it('is built once per process: every answer is the same cached text', () => {
+    expect(openApiJson(API_ROUTES)).toBe(openApiJson(API_ROUTES));
+    expect(JSON.parse(openApiJson(API_ROUTES))).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument(API_ROUTES))));
+  });
+});
+
+describe('the local HTTP server', () => {
+  const SECRET = 'a-test-secret-of-at-least-32-characters!';
+  let app: ApiTestApp;
+  let server: Awaited<ReturnType<typeof startLocalHttpServer>>;
+  const events: ApiEvent[] = [];
+
+  beforeAll(async () => {
+    app = await createApiTestApp('sqlite');
+    server = await startLocalHttpServer({
+      port: 0,
+      devJwtSecret: SECRET,
+      logger: silentLogger,
+      handler: async (event, context) => (events.push(event), app.handler(event, context)),
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await app?.drop();
+  });
+
+  it('serves the document without a token (no claims reach the handler) while owner routes still need one', async () => {
+    const response = await fetch(`${server.url}${OPENAPI_DOCUMENT_PATH}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(await response.text()).toBe(openApiJson(API_ROUTES));
+    expect(events.at(-1)?.requestContext.authorizer).toBeUndefined();
+
+    const withBadToken = await fetch(`${server.url}${OPENAPI_DOCUMENT_PATH}`, { headers: { authorization: 'Bearer not.a.token' } });
+    expect(withBadToken.status).toBe(200);
+
+    const calls = events.length;
+    const owner = await fetch(`${server.url}/api/operations`);
+    expect(owner.status).toBe(401);
+    expect(events).toHaveLength(calls);
+    const token = await signDevToken('alice', SECRET);
+    expect((await fetch(`${server.url}/api/operations`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+  });
+});
+
+/** A JSON Schema 2020-12 validator over the document's components (OpenAPI 3.1 schemas are 2020-12 schemas). */
+function documentValidator(document: any) {
+  const base = 'https://durable-ops.test/openapi.json';
+  const ajv = new Ajv2020.default({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  ajv.addSchema({ $id: base, components: document.components });
+  return (schema: unknown) => ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', `"${base}#/components/`)));
+}
+
+describe.each(DIALECTS)('real responses on %s', (dialect) => {
+  const skip = dialect === 'mariadb' && !hasMariadb();
+  const compile = documentValidator(doc);
+  const covered = new Set<string>();
+  let app: ApiTestApp;
+
+  beforeAll(async () => {
+    if (skip) return;
+    app = await createApiTestApp(dialect, { recoveryModules: testRecoveryModules() });
+    app.deps.registry.register(strategySnapshotTask);
+    await buildLedgerFixture(app.db);
+  });
+  afterAll(async () => app?.drop());
+
+  /**
+   * Calls the real handler and checks the answer against the document: its status is documented for the route, its
+   * body validates against the schema documented for its status and content type, and every header the document
+   * marks required is there.
+   */
+  async function call(template: string, input: ApiEventInput & { readonly scope?: string }): Promise<ParsedResponse> {
+    const event = apiEvent(input);
+    if (input.scope) event.requestContext.authorizer.jwt.claims.scope = input.scope;
+    const response = parseResponse(await app.handler(event, lambdaContext()));
+    const where = `${input.method} ${template} → ${response.status}`;
+    const documented = doc.paths[template]?.[input.method.toLowerCase()]?.responses[String(response.status)];
+    expect(documented, `${where} is documented (${response.text})`).toBeDefined();
+    const schema = documented.content?.[response.headers['content-type'] ?? '']?.schema;
+    expect(schema, `${where} documents ${response.headers['content-type']}`).toBeDefined();
+    const check = compile(schema);
+    expect(check(response.json), `${where}: ${JSON.stringify(check.errors)}`).toBe(true);
+    for (const [name, header] of Object.entries<any>(documented.headers ?? {})) {
+      if (header.required) expect(response.headers[name.toLowerCase()], `${where} ${name}`).toBeDefined();
+    }
+    covered.add(`${input.method} ${template}`);
+    return response;
+  }
+
+  it.skipIf(skip)('one real call per route (and its documented errors) answers exactly what the document says', async () => {
+    const owner = `openapi-${dialect}`;
+    const admit = { taskType: 'demo.wait', subject: { type: 'document', id: 'doc-1' }, params: { durationMs: 10 } };
+
+    const job = await call('/api/jobs', { method: 'POST', path: '/api/jobs', owner, body: { title: 'SRE', company: 'Acme', description: 'Run queues.' } });
+    expect(job.status).toBe(201);
+    const jobId: string = job.json.id;
+    expect((await call('/api/jobs/{jobId}', { method: 'GET', path: `/api/jobs/${jobId}`, owner })).status).toBe(200);
+    expect((await call('/api/jobs', { method: 'POST', path: '/api/jobs', owner, body: { title: '' } })).status).toBe(400);
+    expect((await call('/api/jobs', { method: 'POST', path: '/api/jobs', owner: null, body: {} })).status).toBe(401);
+
+    const admitted = await call('/api/operations', { method: 'POST', path: '/api/operations', owner, headers: { 'idempotency-key': 'oa-1' }, body: admit });
+    expect(admitted.status).toBe(202);
+    const id: string = admitted.json.id;
+    const replay = await call('/api/operations', { method: 'POST', path: '/api/operations', owner, headers: { 'idempotency-key': 'oa-1' }, body: admit });
+    expect(replay.status).toBe(200);
+    const reused = { ...admit, subject: { type: 'document', id: 'doc-2' } };
+    expect((await call('/api/operations', { method: 'POST', path: '/api/operations', owner, headers: { 'idempotency-key': 'oa-1' }, body: reused })).status).toBe(422);
+    expect((await call('/api/operations', { method: 'POST', path: '/api/operations', owner, body: admit })).status).toBe(400);
+
+    expect((await call('/api/operations', { method: 'GET', path: '/api/operations', owner })).json.items).toHaveLength(1);
+    expect((await call('/api/operations', { method: 'GET', path: '/api/operations?limit=0', owner })).status).toBe(400);
+    expect((await call('/api/operations/{id}', { method: 'GET', path: `/api/operations/${id}`, owner })).status).toBe(200);
+    expect((await call('/api/operations/{id}', { method: 'GET', path: `/api/operations/${id}`, owner: 'someone-else' })).status).toBe(404);
+    expect((await call('/api/operations/{id}/cancel', { method: 'POST', path: `/api/operations/${id}/cancel`, owner })).json.status).toBe('cancelled');
+    expect((await call('/api/operations/{id}/retry', { method: 'POST', path: `/api/operations/${id}/retry`, owner })).status).toBe(202);
+    expect((await call('/api/operations/{id}/retry', { method: 'POST', path: `/api/operations/${id}/retry`, owner })).status).toBe(409);
+    expect((await call('/api/notifications', { method: 'GET', path: '/api/notifications', owner })).json.items.length).toBeGreaterThan(0);
+
+    expect((await call('/api/me/settings', { method: 'GET', path: '/api/me/settings', owner })).status).toBe(200);
+    expect((await call('/api/me/settings', { method: 'PATCH', path: '/api/me/settings', owner, body: { privacyMode: 'local_only' } })).status).toBe(200);
+    expect((await call('/api/me/settings', { method: 'PATCH', path: '/api/me/settings', owner, body: { plan: 'pro' } })).status).toBe(400);
+    const aiOff = `${owner}-ai-off`;
+    await call('/api/me/settings', { method: 'PATCH', path: '/api/me/settings', owner: aiOff, body: { aiEnabled: false } });
+    expect((await call('/api/operations', { method: 'POST', path: '/api/operations', owner: aiOff, headers: { 'idempotency-key': 'oa-2' }, body: admit })).status).toBe(403);
+
+    const snapshotPath = `/api/jobs/${jobId}/strategy-snapshot`;
+    const snapshotTemplate = '/api/jobs/{jobId}/strategy-snapshot';
+    const requested = await call(snapshotTemplate, { method: 'POST', path: snapshotPath, owner, headers: { 'idempotency-key': 'snap-1' } });
+    expect(requested.status).toBe(202);
+    expect((await call(snapshotTemplate, { method: 'POST', path: snapshotPath, owner, headers: { 'idempotency-key': 'snap-2' } })).status).toBe(200);
+    const missing = await call(snapshotTemplate, { method: 'GET', path: snapshotPath, owner });
+    expect(missing.json).toMatchObject({ status: 404, code: 'snapshot_not_found', statusUrl: `/api/operations/${requested.json.id}` });
+    const worker = new WorkerScope(app.db.store);
+    const claim = await claimNextOperation(worker, { registry: new TaskRegistry().register(strategySnapshotTask), policy: app.deps.policy, capacity: app.deps.capacity });
+    if (!claim) throw new Error('the strategy.snapshot operation was not claimed');
+    const snapshot = { summary: 'Lead with reliability.', strengths: ['Queues'], risks: [], questionsToAsk: [], nextSteps: ['Tailor the CV'] };
+    await completeOperation(enterOwnerScope(worker, claim), claim, {
+      publish: async (tx) => {
+        await upsertNote(tx, { ownerUserId: owner, jobId, noteKind: STRATEGY_SNAPSHOT_NOTE_KIND, contentJson: JSON.stringify(snapshot), operationId: claim.operationId });
+      },
+    });
+    expect((await call(snapshotTemplate, { method: 'GET', path: snapshotPath, owner })).json.snapshot).toEqual(snapshot);
+
+    const operator = { owner: 'ops-alice', scope: 'ops:read' };
+    expect((await call('/api/ops/recovery', { method: 'GET', path: '/api/ops/recovery', ...operator })).json.items.length).toBeGreaterThan(0);
+    expect((await call('/api/ops/recovery', { method: 'GET', path: '/api/ops/recovery?limit=0', ...operator })).status).toBe(400);
+    expect((await call('/api/ops/recovery', { method: 'GET', path: '/api/ops/recovery', owner })).status).toBe(404);
+
+    expect((await call(OPENAPI_DOCUMENT_PATH, { method: 'GET', path: OPENAPI_DOCUMENT_PATH, owner: null })).status).toBe(200);
+
+    expect([...covered].sort()).toEqual(API_ROUTES.map(keyOf).sort());
+  });
+});
