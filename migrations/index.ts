@@ -21,6 +21,9 @@ import * as m20261201_0300 from './20261201000300_operations_model_attempts.js';
 import * as m20261201_0400 from './20261201000400_operations_subject_index.js';
 import * as m20261201_0500 from './20261201000500_create_operation_key_aliases.js';
 import * as m20261201_0600 from './20261201000600_operation_key_aliases_operation_index.js';
+import * as m20261201_0700 from './20261201000700_operations_claim_lane.js';
+import * as m20261201_0800 from './20261201000800_operations_claim_lane_index.js';
+import * as m20261201_0900 from './20261201000900_drop_operations_claim_index.js';
 
 /**
  * Every migration, by name, imported statically so a bundled Lambda carries them (STYLE §16).
@@ -49,6 +52,9 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   '20261201000400_operations_subject_index': m20261201_0400,
   '20261201000500_create_operation_key_aliases': m20261201_0500,
   '20261201000600_operation_key_aliases_operation_index': m20261201_0600,
+  '20261201000700_operations_claim_lane': m20261201_0700,
+  '20261201000800_operations_claim_lane_index': m20261201_0800,
+  '20261201000900_drop_operations_claim_index': m20261201_0900,
 });
 
 /** A kysely {@link MigrationProvider} over {@link migrations}. */

@@ -1,4 +1,4 @@
-import type { Kysely, RawBuilder, Transaction } from 'kysely';
+import type { ColumnType, Kysely, RawBuilder, Transaction } from 'kysely';
 import type { OperationStatus } from '../operations/operation-status.js';
 import type { PrivacyMode } from '../owners/privacy-mode.js';
 
@@ -47,6 +47,8 @@ export interface OperationsTable {
   finished_at: string | null;
   /** JSON list of the last model calls' provenance (`ModelAttempt`, DESIGN §5); operator-only, never in a DTO. */
   model_attempts: string | null;
+  /** Virtual column derived from `status`: `L` (queued, waiting for retry), `X` (waiting for external fallback), else NULL. */
+  claim_lane: ColumnType<'L' | 'X' | null, never, never>;
 }
 
 /** An idempotency key answered with another, active operation (DESIGN §7 reuse): primary key (owner, task type, key). */

@@ -4,8 +4,9 @@ import type { CapacityPolicy } from '../capacity/capacity-policy.js';
 import { inTransaction } from '../db/transaction.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
 import type { PrivacyMode } from '../owners/privacy-mode.js';
-import { findClaimedOperation, markClaimed, selectClaimCandidate, type ClaimGroup, type LeaseKey } from './operation.repository.js';
-import { LOCAL_CLAIM_STATUSES, type OperationStatus } from './operation-status.js';
+import { markClaimed, selectClaimCandidate, type ClaimGroup, type LeaseKey } from './operation.repository.js';
+import type { OperationStatus } from './operation-status.js';
+import type { TxContext } from '../db/database.js';
 import { taskPolicy, type OperationPolicy } from './operation-policy.js';
 import { assertWorkerScope, OwnerScope, type WorkerScope } from './scopes.js';
 
@@ -59,9 +60,9 @@ interface Lane {
 /**
  * Claims the best eligible operation among the registered task types (DESIGN §3): highest priority, then oldest;
  * `queued`, or waiting (`waiting_for_retry`, `waiting_for_external_fallback`) whose time has come; never one past its
- * deadline. One short transaction: `SELECT … FOR UPDATE SKIP LOCKED` then a guarded `UPDATE` by primary key (MariaDB),
- * so concurrent claimers never take the same row and never wait on each other. The new lease token has 256 bits
- * from `crypto.randomBytes`.
+ * deadline. One short transaction: an index-ordered `SELECT … FOR UPDATE SKIP LOCKED` per claim lane
+ * (`operations_claim_lane_idx`), then a guarded `UPDATE` by primary key (MariaDB), so concurrent claimers never take
+ * the same row and never wait on each other. The new lease token has 256 bits from `crypto.randomBytes`.
  *
  * Model tasks (DESIGN §5) are claimed only on routes in `routes`: while a route's breaker is open, its operations are
  * left waiting — their attempts not spent — and the sweeper's wake-up re-sends bring them back later.
@@ -94,11 +95,9 @@ export async function claimNextOperation(scope: WorkerScope, deps: ClaimDeps, ro
   return inTransaction(store, async (tx) => {
     let eligible = lanes;
     for (;;) {
-      const candidate = await selectClaimCandidate(tx, claimGroups(eligible), store.caps.skipLocked);
-      if (!candidate) return null;
-      const row = await findClaimedOperation(tx, candidate.id);
+      const row = await bestCandidate(tx, claimGroups(eligible), store.caps.skipLocked);
       if (!row) return null;
-      const lane: Lane = { type: row.task_type, lane: candidate.status === 'waiting_for_external_fallback' ? 'external' : 'local' };
+      const lane: Lane = { type: row.task_type, lane: row.status === 'waiting_for_external_fallback' ? 'external' : 'local' };
       const slot = slotOf(lane);
       if (slot && !(await reserveSlot(tx, store.caps.skipLocked, slot.key, slot.limit, row.id))) {
         eligible = eligible.filter((other) => slotOf(other)?.key !== slot.key);
@@ -107,8 +106,8 @@ export async function claimNextOperation(scope: WorkerScope, deps: ClaimDeps, ro
       }
       const policy = taskPolicy(deps.registry.get(row.task_type), deps.policy);
       const leaseToken = randomBytes(32).toString('hex');
-      if ((await markClaimed(tx, candidate.id, candidate.status, leaseToken, policy.leaseMs)) !== 1) {
-        throw new Error(`Claim of locked operation ${candidate.id} changed no row`);
+      if ((await markClaimed(tx, row.id, row.status, leaseToken, policy.leaseMs)) !== 1) {
+        throw new Error(`Claim of locked operation ${row.id} changed no row`);
       }
       return {
         operationId: row.id,
@@ -119,7 +118,7 @@ export async function claimNextOperation(scope: WorkerScope, deps: ClaimDeps, ro
         maxAttempts: row.max_attempts,
         paramsJson: row.params_json,
         leaseMs: policy.leaseMs,
-        claimedFrom: candidate.status,
+        claimedFrom: row.status,
         privacyMode: row.privacy_mode,
         subject: { type: row.subject_type, id: row.subject_id },
       };
@@ -127,14 +126,27 @@ export async function claimNextOperation(scope: WorkerScope, deps: ClaimDeps, ro
   });
 }
 
-/** The lanes as SQL groups: the local lane's types in `queued`/`waiting_for_retry`, the external lane's in fallback. */
+/** The lanes as SQL groups: the local lane's types in claim lane `L`, the external lane's in `X`. */
 function claimGroups(lanes: readonly Lane[]): ClaimGroup[] {
   const local = lanes.filter((l) => l.lane === 'local').map((l) => l.type);
   const external = lanes.filter((l) => l.lane === 'external').map((l) => l.type);
-  return [
-    ...(local.length > 0 ? [{ taskTypes: local, statuses: LOCAL_CLAIM_STATUSES }] : []),
-    ...(external.length > 0 ? [{ taskTypes: external, statuses: ['waiting_for_external_fallback' as const] }] : []),
-  ];
+  return [...(local.length > 0 ? [{ lane: 'L' as const, taskTypes: local }] : []), ...(external.length > 0 ? [{ lane: 'X' as const, taskTypes: external }] : [])];
+}
+
+/**
+ * The best candidate over the groups: one index-ordered read per lane (usually one: the external lane exists only for
+ * model tasks whose external route is available). A candidate of the other lane that loses stays locked until the
+ * transaction ends, which only makes a concurrent claimer skip it for that long.
+ */
+async function bestCandidate(tx: TxContext, groups: readonly ClaimGroup[], skipLocked: boolean) {
+  let best: Awaited<ReturnType<typeof selectClaimCandidate>>;
+  for (const group of groups) {
+    const candidate = await selectClaimCandidate(tx, group, skipLocked);
+    if (candidate && (!best || candidate.priority > best.priority || (candidate.priority === best.priority && (candidate.available_at ?? '') < (best.available_at ?? '')))) {
+      best = candidate;
+    }
+  }
+  return best;
 }
 
 /**

@@ -138,33 +138,39 @@ export async function findOperationById(ctx: DbContext, id: string): Promise<Ope
   return ctx.db.selectFrom('operations').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** A set of task types and the states in which a claim may take them. */
+/**
+ * A claim lane (the virtual column `claim_lane`: `L` = `queued`/`waiting_for_retry`, `X` =
+ * `waiting_for_external_fallback`) and the task types a claim may take in it.
+ */
 export interface ClaimGroup {
+  readonly lane: 'L' | 'X';
   readonly taskTypes: readonly string[];
-  readonly statuses: readonly OperationStatus[];
 }
 
 /**
- * Picks the best claimable operation in any of `groups`: highest priority, then oldest `available_at`; never one
- * past its deadline. On MariaDB the row is locked `FOR UPDATE SKIP LOCKED`, so concurrent claimers take different
- * rows instead of waiting on each other.
+ * Picks the best claimable operation of one lane: highest priority, then oldest `available_at`; never one past its
+ * deadline. The order is that of `operations_claim_lane_idx` (lane, priority desc, available_at), so the read stops at
+ * the first eligible row; on MariaDB that row is locked `FOR UPDATE SKIP LOCKED`, so concurrent claimers take different
+ * rows instead of waiting on each other (and lock nothing else).
  */
-export async function selectClaimCandidate(
-  ctx: TxContext,
-  groups: readonly ClaimGroup[],
-  skipLocked: boolean,
-): Promise<Pick<OperationRow, 'id' | 'status'> | undefined> {
+export async function selectClaimCandidate(ctx: TxContext, group: ClaimGroup, skipLocked: boolean): Promise<OperationRow | undefined> {
+  return claimCandidateQuery(ctx, group, skipLocked).executeTakeFirst();
+}
+
+/** The query of {@link selectClaimCandidate}, unexecuted (tests `EXPLAIN` it to prove it reads the claim index in order). */
+export function claimCandidateQuery(ctx: DbContext, group: ClaimGroup, skipLocked: boolean) {
   const now = ctx.timeAt();
   const select = ctx.db
     .selectFrom('operations')
-    .select(['id', 'status'])
-    .where((eb) => eb.or(groups.map((g) => eb.and([eb('status', 'in', g.statuses), eb('task_type', 'in', g.taskTypes)]))))
+    .selectAll()
+    .where('claim_lane', '=', group.lane)
+    .where('task_type', 'in', group.taskTypes)
     .where('available_at', '<=', now)
     .where('deadline_at', '>', now)
     .orderBy('priority', 'desc')
     .orderBy('available_at', 'asc')
     .limit(1);
-  return (skipLocked ? select.forUpdate().skipLocked() : select).executeTakeFirst();
+  return skipLocked ? select.forUpdate().skipLocked() : select;
 }
 
 /**
@@ -192,11 +198,6 @@ export async function markClaimed(ctx: TxContext, id: string, fromStatus: Operat
     .where('status', '=', fromStatus)
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
-}
-
-/** Reads one operation by id (no owner filter): only for a worker that has just claimed it in this transaction. */
-export async function findClaimedOperation(ctx: TxContext, id: string): Promise<OperationRow | undefined> {
-  return ctx.db.selectFrom('operations').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /**

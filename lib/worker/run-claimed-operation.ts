@@ -103,18 +103,20 @@ async function runAttempt(
   const log = { operationId: claim.operationId, taskType: claim.taskType, attempt: claim.attempt };
   const task = deps.registry.get(claim.taskType);
   const policy = taskPolicy(task, deps.policy);
-  if ((await heartbeat(owner, claim)).cancelRequested) {
-    await acknowledgeCancel(owner, claim);
-    return { outcome: 'cancelled' };
-  }
+  // No heartbeat before the run: the claim has just set the lease, and only a running operation can carry a cancel
+  // request, so one made after the claim is seen at the first heartbeat (within `heartbeatMs`), as during any run.
   // Entitlement is rechecked live before every run and fails closed (DESIGN §4, §5). So is privacy: routing follows
   // the stricter of the snapshot taken at admission and the owner's current mode, so withdrawing consent
-  // (`local_only`) stops any further external call, and granting it later never widens an admitted operation.
-  const settings = await loadOwnerSettings(owner.store, owner.ownerUserId);
-  if (!isEntitled(task, settings)) {
-    return await fail(owner, claim, deps, 'entitlement_revoked', 'the owner is no longer entitled to this task type', policy.retry);
+  // (`local_only`) stops any further external call, and granting it later never widens an admitted operation. A task
+  // type with neither an entitlement nor a model reads no settings.
+  let privacyMode = claim.privacyMode;
+  if (task.entitlement !== undefined || task.model !== undefined) {
+    const settings = await loadOwnerSettings(owner.store, owner.ownerUserId);
+    if (!isEntitled(task, settings)) {
+      return await fail(owner, claim, deps, 'entitlement_revoked', 'the owner is no longer entitled to this task type', policy.retry);
+    }
+    privacyMode = stricterPrivacy(claim.privacyMode, settings.privacyMode);
   }
-  const privacyMode = stricterPrivacy(claim.privacyMode, settings.privacyMode);
   let params: unknown;
   try {
     params = parseOrThrow(task.paramsSchema, JSON.parse(claim.paramsJson), 'params');
