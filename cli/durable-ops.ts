@@ -42,9 +42,11 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const [name, ...args] = process.argv.slice(2);
 const command = COMMANDS.find((c) => c.name === name);
-if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+if (name === undefined) {
+  process.stderr.write(`${help()}\n`);
+  process.exitCode = 2;
+} else if (name === '--help' || name === '-h' || name === 'help') {
   process.stdout.write(`${help()}\n`);
-  process.exitCode = name === undefined ? 2 : 0;
 } else if (!command) {
   process.stderr.write(`unknown command ${JSON.stringify(name)}\n${help()}\n`);
   process.exitCode = 2;

@@ -24,6 +24,7 @@ import * as m20261201_0600 from './20261201000600_operation_key_aliases_operatio
 import * as m20261201_0700 from './20261201000700_operations_claim_lane.js';
 import * as m20261201_0800 from './20261201000800_operations_claim_lane_index.js';
 import * as m20261201_0900 from './20261201000900_drop_operations_claim_index.js';
+import * as m20261201_1000 from './20261201001000_operations_created_index.js';
 
 /**
  * Every migration, by name, imported statically so a bundled Lambda carries them (STYLE §16).
@@ -55,6 +56,7 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   '20261201000700_operations_claim_lane': m20261201_0700,
   '20261201000800_operations_claim_lane_index': m20261201_0800,
   '20261201000900_drop_operations_claim_index': m20261201_0900,
+  '20261201001000_operations_created_index': m20261201_1000,
 });
 
 /** A kysely {@link MigrationProvider} over {@link migrations}. */

@@ -3,8 +3,8 @@
  * generated from the routes' zod schemas — to `<file>` (default `openapi.json` in the repository root), pretty-printed,
  * and prints where it wrote it. Needs no database or configuration. Exit code 2 with a usage line on bad arguments.
  */
-import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { API_ROUTES } from '../lib/http/api-routes.js';
 import { openApiJson } from '../lib/http/openapi.js';
@@ -17,5 +17,11 @@ if (args.length > 1 || args[0]?.startsWith('-')) {
   process.exit(2);
 }
 const target = args[0] === undefined ? fileURLToPath(new URL('../openapi.json', import.meta.url)) : resolve(args[0]);
-writeFileSync(target, `${JSON.stringify(JSON.parse(openApiJson(API_ROUTES)), null, 2)}\n`);
-process.stdout.write(`wrote the OpenAPI 3.1 document to ${target}\n`);
+try {
+  mkdirSync(dirname(target), { recursive: true });
+  writeFileSync(target, `${JSON.stringify(JSON.parse(openApiJson(API_ROUTES)), null, 2)}\n`);
+  process.stdout.write(`wrote the OpenAPI 3.1 document to ${target}\n`);
+} catch (error) {
+  process.stderr.write(`could not write ${target}: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+}

@@ -2,33 +2,35 @@ import { parseArgs } from 'node:util';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { loadConfig } from '../../lib/config.js';
 import { migrateAllDown, migrateToLatest, type MigrationReport } from '../../lib/db/migrate.js';
-import { migrateRemote } from '../../lib/db/remote-migrate.js';
-import { openStore } from '../../lib/db/store.js';
+import { LAMBDA_FUNCTION_PATTERN, migrateRemote } from '../../lib/db/remote-migrate.js';
+import { MigrationFailedError } from '../../lib/db/migration-errors.js';
+import { openStore, parseDatabaseUrl } from '../../lib/db/store.js';
 import { parseArguments, print, reportFailure, UsageError, type CliCommand } from '../cli-support.js';
 
-const USAGE = 'usage: durable-ops migrate [--down]\n       durable-ops migrate --remote <migrate function name or ARN>';
+const USAGE = 'usage: durable-ops migrate [--down [--yes]]\n       durable-ops migrate --remote <migrate function name or ARN>';
 
-type Command = { readonly where: 'local'; readonly down: boolean } | { readonly where: 'remote'; readonly functionName: string };
+type Command = { readonly where: 'local'; readonly down: boolean; readonly yes: boolean } | { readonly where: 'remote'; readonly functionName: string };
 
 function parseMigrate(args: readonly string[]): Command {
-  const { values, positionals } = parseArgs({ args: [...args], options: { down: { type: 'boolean', default: false }, remote: { type: 'string' } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({ args: [...args], options: { down: { type: 'boolean', default: false }, yes: { type: 'boolean', default: false }, remote: { type: 'string' } }, allowPositionals: true, strict: true });
   if (positionals.length > 0) throw new UsageError('migrate takes no positional arguments');
   if (values.remote !== undefined) {
     if (values.down) throw new UsageError('--down is for local databases only: in AWS, migrations are forward-only (README "Migrations and rollback")');
-    if (values.remote === '') throw new UsageError('--remote needs the migrate function name or ARN');
+    if (!LAMBDA_FUNCTION_PATTERN.test(values.remote)) throw new UsageError('--remote must be a Lambda function name or ARN');
     return { where: 'remote', functionName: values.remote };
   }
-  return { where: 'local', down: values.down === true };
+  if (values.yes && !values.down) throw new UsageError('--yes only confirms --down');
+  return { where: 'local', down: values.down === true, yes: values.yes === true };
 }
 
-function printReport(report: MigrationReport): void {
-  if (report.length === 0) print('Nothing to do: the schema is up to date.');
+function printReport(report: MigrationReport, failed = false): void {
+  if (report.length === 0 && !failed) print('Nothing to do: the schema is up to date.');
   for (const r of report) print(`${r.direction.padEnd(4)} ${r.status.padEnd(7)} ${r.migrationName}`);
 }
 
 /**
  * `durable-ops migrate [--down]`: applies every pending migration to `DATABASE_URL` (or, with `--down`, rolls every
- * migration back — this drops all operation history; local databases only). `durable-ops migrate --remote <function>`:
+ * migration back — this drops all operation history; local databases only, and on MariaDB only with `--yes`). `durable-ops migrate --remote <function>`:
  * invokes the deployed migrate Lambda (the same static migration provider, bundled) with `@aws-sdk/client-lambda`, in the
  * AWS account and region of the environment's credentials (`AWS_REGION`; `LAMBDA_ENDPOINT` for a local Invoke API), and
  * prints each migration's result. Exit codes: 0 done, 1 a migration or invocation failed, 2 bad arguments.
@@ -43,17 +45,28 @@ export const migrateCommand: CliCommand = {
     return reportFailure('Migration', async () => {
       const config = loadConfig();
       if (command.where === 'remote') {
+        // The region of the caller's AWS configuration (AWS_REGION, AWS_DEFAULT_REGION, the profile), as the AWS CLI
+        // resolves it — never the service default of lib/config.ts, which would invoke a same-named function elsewhere.
         const client = new LambdaClient({
-          region: config.AWS_REGION,
+          ...(process.env.AWS_REGION ? { region: process.env.AWS_REGION } : {}),
           maxAttempts: 1,
           ...(config.LAMBDA_ENDPOINT ? { endpoint: config.LAMBDA_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
         });
         try {
           printReport(await migrateRemote(client, command.functionName));
           return 0;
+        } catch (error) {
+          // A failed run still reports what it applied before the failure, and the failing migration's Error line.
+          if (error instanceof MigrationFailedError) printReport(error.results, true);
+          throw error;
         } finally {
           client.destroy();
         }
+      }
+      if (command.down && parseDatabaseUrl(config.DATABASE_URL).kind === 'mariadb' && !command.yes) {
+        // Rolling back drops every table and all history: on a server database, only when asked twice.
+        process.stderr.write('migrate --down drops every table of this MariaDB database and all its history; add --yes to confirm.\n');
+        return 2;
       }
       const store = openStore(config.DATABASE_URL);
       try {

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../lib/config.js';
 import { openStore, type Store } from '../../lib/db/store.js';
-import { OperationNotFoundError } from '../../lib/errors.js';
+import { InvalidTransitionError, OperationNotFoundError } from '../../lib/errors.js';
+import { decodeCursor } from '../../lib/operations/list-cursor.js';
 import {
   cancelAsOperator,
   getOperationForOperator,
@@ -45,6 +46,7 @@ function parseList(args: readonly string[]): Command {
   if (values.limit !== undefined) query.limit = values.limit;
   if (values.cursor !== undefined) query.cursor = values.cursor;
   parseOrThrow(OperatorListQuerySchema, query, 'option');
+  if (query.cursor !== undefined) decodeCursor(query.cursor);
   return { name: 'list', json: values.json === true, query };
 }
 
@@ -97,6 +99,10 @@ async function run(command: Command, store: Store): Promise<number> {
     print(command.json ? JSON.stringify(view) : showText(view));
     return 0;
   } catch (error) {
+    if (error instanceof InvalidTransitionError) {
+      process.stderr.write(`Operation ${command.id} has already finished: there is nothing to cancel.\n`);
+      return 1;
+    }
     if (!(error instanceof OperationNotFoundError)) throw error;
     process.stderr.write(`No operation ${command.id}.\n`);
     return 1;

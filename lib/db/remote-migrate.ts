@@ -5,7 +5,8 @@ import { MigrateFunctionError, MigrateInvokeError, MigrateResponseError, Migrati
 import type { MigrationReport } from './migrate.js';
 
 /** A function name, a partial (`123456789012:function:name`) or full function ARN, each with an optional qualifier. */
-const FUNCTION = /^(arn:aws[a-zA-Z-]*:lambda:[a-z0-9-]+:)?(\d{12}:function:)?[a-zA-Z0-9_-]{1,64}(:(\$LATEST|[a-zA-Z0-9_-]{1,128}))?$/;
+/** A Lambda function name, partial or full ARN, with an optional version or alias qualifier (AWS Lambda Invoke API). */
+export const LAMBDA_FUNCTION_PATTERN = /^(arn:aws[a-zA-Z-]*:lambda:[a-z0-9-]+:)?(\d{12}:function:)?[a-zA-Z0-9_-]{1,64}(:(\$LATEST|[a-zA-Z0-9_-]{1,128}))?$/;
 /** Largest migrate-function answer read, in bytes (a report of thousands of migrations is far smaller). */
 const MAX_PAYLOAD_BYTES = 1024 * 1024;
 
@@ -55,7 +56,7 @@ function invokeFailure(functionName: string, error: unknown): MigrateInvokeError
  * @throws {MigrateInvokeError} when the Invoke call itself failed (no such function, access denied, network).
  */
 export async function migrateRemote(client: LambdaClient, functionName: string, options: MigrateRemoteOptions = {}): Promise<MigrationReport> {
-  if (!FUNCTION.test(functionName)) throw new ConfigError('The migrate function must be a Lambda function name or ARN.');
+  if (!LAMBDA_FUNCTION_PATTERN.test(functionName)) throw new ConfigError('The migrate function must be a Lambda function name or ARN.');
   const command = new InvokeCommand({ FunctionName: functionName, InvocationType: 'RequestResponse', Payload: new TextEncoder().encode('{}') });
   let output: InvokeCommandOutput;
   try {

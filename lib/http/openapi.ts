@@ -116,8 +116,9 @@ function routeConfig(route: ApiRoute): RouteConfig {
  * operation per route, from its {@link RouteDoc} — path and query parameters, the `Idempotency-Key` header, the JSON
  * body, every success response with its DTO schema and headers, and an RFC 9457 `application/problem+json` response
  * ({@link ProblemSchema}) for each documented error status, plus 401 on every authenticated route and 500 on every
- * route. Owner routes require the {@link BEARER_SCHEME} JWT scheme, operator routes the same scheme with their scope
- * (a role, as OpenAPI 3.1's Security Requirement Object allows for non-OAuth schemes), public routes nothing (`security: []`). Named zod
+ * route. Owner routes require the {@link BEARER_SCHEME} JWT scheme, public routes nothing (`security: []`). Operator
+ * routes are left out: they answer 404 to everyone without their scope, never confirming they exist (DESIGN §8), and a
+ * public document must not list them either. Named zod
  * schemas (`.meta({ id })`) become `components.schemas`. `info.version` is the package version.
  * @throws {Error} when a route's documented path parameters differ from its path template, it documents no success
  * response, or two routes share an `operationId` (OpenAPI 3.1's Operation Object requires them unique).
@@ -128,10 +129,11 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[]): OpenApiDocume
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'JWT',
-    description: 'A JWT whose `sub` claim is the owner (DESIGN §7). In AWS the API Gateway JWT authorizer verifies it; locally, `npm run token` signs one.',
+    description: 'A JWT whose `sub` claim is the owner. The API Gateway JWT authorizer verifies it.',
   });
   const operationIds = new Set<string>();
-  for (const route of routes) {
+  const documented = routes.filter((route) => route.access !== 'operator');
+  for (const route of documented) {
     if (operationIds.has(route.doc.operationId)) throw new Error(`operationId ${route.doc.operationId} is used twice`);
     operationIds.add(route.doc.operationId);
     registry.registerPath(routeConfig(route));
@@ -145,7 +147,7 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[]): OpenApiDocume
         `${pkg.description}. Every route but this document needs \`Authorization: Bearer <JWT>\`; the owner is the \`sub\` claim. ` +
         'Errors are RFC 9457 `application/problem+json`. Another owner’s resource is a 404, never a 403.',
     },
-    tags: [...new Set(routes.map((route) => route.doc.tag))].map((name) => ({ name })),
+    tags: [...new Set(documented.map((route) => route.doc.tag))].map((name) => ({ name })),
   });
 }
 

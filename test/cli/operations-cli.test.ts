@@ -8,7 +8,8 @@ import { testDeps } from '../support/fixtures.js';
 import { runCli } from '../support/run-script.js';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
 
-describe.each(DIALECTS)('operator CLI list / show / cancel on %s', (dialect) => {
+// Each CLI run is a process that loads TypeScript through tsx (a few seconds on a loaded 2-core machine).
+describe.each(DIALECTS)('operator CLI list / show / cancel on %s', { timeout: 180_000 }, (dialect) => {
   const skip = dialect === 'mariadb' && !hasMariadb();
   let t: TestDatabase;
   const ids: Record<string, string> = {};

@@ -112,6 +112,17 @@ describe('osls package (offline, no AWS credentials)', () => {
     });
   });
 
+  it('speaks payload format 2.0, answers within API Gateway\'s 30 s, throttles every route, and reserves the sweeper concurrency', () => {
+    const integrations = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Integration'));
+    expect(integrations.length).toBeGreaterThan(0);
+    for (const integration of integrations) expect(integration.Properties.PayloadFormatVersion).toBe('2.0');
+    expect(lambdaOf(template, 'api').Properties.Timeout as number).toBeLessThan(30);
+    const stages = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Stage'));
+    expect(stages).toHaveLength(1);
+    expect(stages[0]!.Properties.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: expect.any(Number), ThrottlingBurstLimit: expect.any(Number) });
+    expect(lambdaOf(template, 'sweeper').Properties.ReservedConcurrentExecutions).toBeGreaterThanOrEqual(1);
+  });
+
   it('routes exactly API_ROUTES to the api function, each behind the authorizer unless it is public', () => {
     const [authorizerId] = Object.keys(resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer'));
     const routes = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Route'));
