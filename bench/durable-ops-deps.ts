@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { capacityPolicy, defineTask, type CapacityPolicy, type OperationPolicy, type TaskDefinition, type WakeupMessage, type WakeupSender } from '../lib/index.js';
+
+/** The task type every benchmark operation runs. */
+export const BENCH_TASK_TYPE = 'bench.noop';
+
+/** The subject type of benchmark operations (an opaque reference; nothing is looked up). */
+export const BENCH_SUBJECT_TYPE = 'bench';
+
+/**
+ * Counts how often each operation's handler ran: the evidence for "doubly executed" (count > 1) and, with the
+ * database's `succeeded` rows, for "lost".
+ */
+export class ExecutionLog {
+  readonly #runs = new Map<string, number>();
+  /** Records one run of `id`. */
+  record(id: string): void {
+    this.#runs.set(id, (this.#runs.get(id) ?? 0) + 1);
+  }
+  /** Distinct ids that ran at least once. */
+  get distinct(): number {
+    return this.#runs.size;
+  }
+  /** Ids that ran more than once. */
+  duplicated(): string[] {
+    return [...this.#runs].filter(([, n]) => n > 1).map(([id]) => id);
+  }
+  /** Whether `id` ran at least once. */
+  ran(id: string): boolean {
+    return this.#runs.has(id);
+  }
+}
+
+/**
+ * The benchmark's no-op task: its handler records the run and returns at once, so the figures measure durable-ops'
+ * own work (admission, claim, heartbeat, completion with notification and capacity release) and nothing else.
+ * @param onRun called with the operation id at the start of every run (and `'end'` when it returns).
+ */
+export function benchTask(onRun: (operationId: string, phase: 'start' | 'end') => void): TaskDefinition {
+  return defineTask({
+    type: BENCH_TASK_TYPE,
+    paramsSchema: z.object({ i: z.number().int().min(0) }).strict(),
+    timeoutMs: 60_000,
+    async run({ operationId }) {
+      onRun(operationId, 'start');
+      onRun(operationId, 'end');
+    },
+  });
+}
+
+/**
+ * The operation policy of the benchmark: the production defaults (30 s lease, 10 s heartbeat, 15 min queued deadline,
+ * 60 s wake-up re-send, 30 days retention) unless overridden. A no-op run never lives long enough to heartbeat on its
+ * timer: the one heartbeat per run is the one `runClaimedOperation` makes before starting the handler.
+ */
+export function benchPolicy(overrides: Partial<OperationPolicy> = {}): OperationPolicy {
+  return Object.freeze({
+    leaseMs: 30_000,
+    heartbeatMs: 10_000,
+    maxAttempts: 3,
+    retry: Object.freeze({ baseDelayMs: 5_000, maxDelayMs: 300_000 }),
+    deadlineMs: 900_000,
+    wakeupResendMs: 60_000,
+    maxManualRetries: 5,
+    retentionMs: 30 * 86_400_000,
+    ...overrides,
+  });
+}
+
+/**
+ * Admission limits that never refuse the benchmark's load: per owner `⌈ops ÷ owners⌉` (every operation of an owner may
+ * be active at once, if the workers fall behind), global `ops`. Built with `capacityPolicy` directly: `CAPACITY_GLOBAL`
+ * caps the environment's value at 10,000, below a full run's 20,000.
+ */
+export function benchCapacity(ops: number, owners: number): CapacityPolicy {
+  return capacityPolicy({ perOwner: Math.max(1, Math.ceil(ops / owners)), global: Math.max(1, ops), retryAfterSeconds: 1 });
+}
+
+/** The owner id of benchmark owner `k` (0-based). */
+export function benchOwner(k: number): string {
+  return `bench-owner-${String(k).padStart(3, '0')}`;
+}
+
+/**
+ * A {@link WakeupSender} standing in for SQS (an external service): it sends nothing, counts the messages it would have
+ * sent and hands each to `deliver` — the benchmark's in-memory stand-in for the queue the worker Lambdas poll. Unlike
+ * the real sender it does not validate the messages (the services build them from typed values).
+ */
+export class CountingWakeups implements WakeupSender {
+  /** Messages sent so far. */
+  sent = 0;
+  readonly #deliver: (message: WakeupMessage) => void;
+  constructor(deliver: (message: WakeupMessage) => void = () => {}) {
+    this.#deliver = deliver;
+  }
+  async send(messages: readonly WakeupMessage[]): Promise<void> {
+    this.sent += messages.length;
+    for (const message of messages) this.#deliver(message);
+  }
+}

@@ -1,0 +1,194 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_REDIS_URL, runBullmq } from './bullmq.js';
+import { runCeiling, type CeilingResult } from './ceiling.js';
+import { runDurableOps, type DurableOpsResult } from './durable-ops.js';
+import { runHistoryCost } from './history-cost.js';
+import { localMachine } from './machine.js';
+import { benchDatabaseName, createBenchDatabase, dropStaleBenchDatabases, mariadbServerUrl, mariadbSettings, mariadbVersion } from './mariadb.js';
+import { DEFAULT_POSTGRES_URL, runPgBoss, type PgBossResult } from './pg-boss.js';
+import { redisVersion } from './redis-persistence.js';
+import { checkTargets, headlineOf, problemsOf, renderSvg, renderTable, type BenchResults, type BenchSettings } from './report.js';
+
+const USAGE = `usage: npm run bench [-- --quick] [-- --ops N]
+  --quick   N = 2,000 operations, history 10,000 vs 100,000 rows, 3 s ceiling (under 2 minutes)
+  --ops N   operations per system (default 20,000; quick 2,000)
+MariaDB: DATABASE_URL (mysql://…) or mysql://root@127.0.0.1:3306; PostgreSQL: BENCH_POSTGRES_URL or ${DEFAULT_POSTGRES_URL};
+Redis: BENCH_REDIS_URL or ${DEFAULT_REDIS_URL}.`;
+
+/** How the command line sizes the run. */
+function parseArgs(argv: readonly string[]): BenchSettings {
+  let quick = false;
+  let ops: number | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--quick') quick = true;
+    else if (arg === '--ops' || arg.startsWith('--ops=')) {
+      const value = arg === '--ops' ? argv[++i] : arg.slice('--ops='.length);
+      ops = Number(value);
+      if (!Number.isInteger(ops) || ops < 100 || ops > 1_000_000) throw new UsageError(`--ops must be an integer 100..1000000, got ${value}`);
+    } else if (arg === '--help' || arg === '-h') throw new UsageError('');
+    else throw new UsageError(`unknown option ${arg}`);
+  }
+  return {
+    mode: quick ? 'quick' : 'full',
+    ops: ops ?? (quick ? 2_000 : 20_000),
+    owners: 100,
+    concurrency: 16,
+    ceilingSeconds: quick ? 3 : 10,
+    historyRows: { small: 10_000, large: quick ? 100_000 : 1_000_000 },
+    historyRounds: quick ? 100 : 200,
+  };
+}
+
+class UsageError extends Error {}
+
+/** Cleanups still pending (drop a database, restore Redis), by name; run on SIGINT/SIGTERM before exiting. */
+const pending = new Map<string, () => Promise<void>>();
+
+function runPending(): Promise<unknown> {
+  return Promise.allSettled([...pending.values()].map((cleanup) => cleanup()));
+}
+
+async function main(): Promise<number> {
+  let settings: BenchSettings;
+  try {
+    settings = parseArgs(process.argv.slice(2));
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`${error.message ? `${error.message}\n` : ''}${USAGE}`);
+    return error.message ? 2 : 0;
+  }
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      console.error(`[bench] ${signal}: cleaning up`);
+      // The phase still running fails as its database, schema or queue goes away: expected, not worth a stack trace.
+      process.on('unhandledRejection', () => {});
+      process.on('uncaughtException', () => {});
+      void runPending().finally(() => process.exit(130));
+    });
+  }
+  const started = performance.now();
+  const startedAt = new Date().toISOString();
+  const serverUrl = mariadbServerUrl();
+  const postgresUrl = process.env.BENCH_POSTGRES_URL ?? DEFAULT_POSTGRES_URL;
+  const redisUrl = process.env.BENCH_REDIS_URL ?? DEFAULT_REDIS_URL;
+  const timeoutMs = Math.max(120_000, settings.ops * 30);
+  const phaseSeconds: Record<string, number> = {};
+  const failures: string[] = [];
+  const phase = async <T>(name: string, work: () => Promise<T>): Promise<T | null> => {
+    console.error(`[bench] ${name}…`);
+    const t0 = performance.now();
+    try {
+      return await work();
+    } catch (error) {
+      failures.push(`${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      console.error(`[bench] ${name} failed:`, error);
+      return null;
+    } finally {
+      phaseSeconds[name] = (performance.now() - t0) / 1000;
+    }
+  };
+
+  const stale = await dropStaleBenchDatabases(serverUrl);
+  if (stale.length > 0) console.error(`[bench] dropped databases of earlier runs that were killed: ${stale.join(', ')}`);
+  const mariadb = await mariadbVersion(serverUrl);
+  const serverSettings = await mariadbSettings(serverUrl);
+  const database = await createBenchDatabase(serverUrl, benchDatabaseName());
+  pending.set(`database ${database.name}`, () => database.drop());
+  let ceiling: CeilingResult | null = null;
+  let durableOps: DurableOpsResult | null = null;
+  try {
+    ceiling = await phase('ceiling', () => runCeiling(database.url, { serverUrl, concurrency: settings.concurrency, durationMs: settings.ceilingSeconds * 1000, cleanups: pending }));
+    durableOps = await phase('durable-ops', () =>
+      runDurableOps({
+        databaseUrl: database.url,
+        serverUrl,
+        ops: settings.ops,
+        owners: settings.owners,
+        admitters: settings.concurrency,
+        workers: settings.concurrency,
+        timeoutMs,
+        cleanups: pending,
+      }),
+    );
+  } finally {
+    await database.drop();
+    pending.delete(`database ${database.name}`);
+  }
+  const pgBoss: PgBossResult[] = [];
+  for (const batchSize of [1, 50]) {
+    const result = await phase(`pg-boss batch ${batchSize}`, () =>
+      runPgBoss({ connectionString: postgresUrl, ops: settings.ops, producers: settings.concurrency, workers: settings.concurrency, batchSize, timeoutMs, cleanups: pending }),
+    );
+    if (result) pgBoss.push(result);
+  }
+  const bullmq = await phase('bullmq', () =>
+    runBullmq({
+      redisUrl,
+      ops: settings.ops,
+      producers: settings.concurrency,
+      concurrency: settings.concurrency,
+      timeoutMs,
+      cleanups: pending,
+    }),
+  );
+  const historyCost = await phase('history cost', () =>
+    runHistoryCost({
+      serverUrl,
+      smallRows: settings.historyRows.small,
+      largeRows: settings.historyRows.large,
+      owners: settings.owners,
+      queued: 300,
+      rounds: settings.historyRounds,
+      cleanups: pending,
+    }),
+  );
+  const redis = await redisVersion(redisUrl).catch(() => 'unknown');
+
+  const partial = { settings, failures, ceiling, durableOps, pgBoss, bullmq, historyCost };
+  const headline = headlineOf(partial);
+  const readme = readFileSync(join(repoRoot(), 'README.md'), 'utf8');
+  const results: BenchResults = {
+    command: `npm run bench${settings.mode === 'quick' ? ' -- --quick' : ''}${process.argv.some((a) => a.startsWith('--ops')) ? ` --ops ${settings.ops}` : ''}`,
+    startedAt,
+    seconds: (performance.now() - started) / 1000,
+    machine: { ...localMachine(), mariadb, mariadbSettings: serverSettings, postgresql: pgBoss[0]?.serverVersion ?? 'unknown', redis },
+    phaseSeconds,
+    ...partial,
+    headline,
+    targets: checkTargets(headline, /^## Performance\b/m.test(readme)),
+  };
+  // latest.* is every run's; <mode>.* is the last run of that mode (the README shows full.svg, which a quick run
+  // leaves alone).
+  const dir = join(repoRoot(), 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const m = results.machine;
+  const json = `${JSON.stringify(results, null, 2)}\n`;
+  const svg = renderSvg(headline, `N = ${settings.ops.toLocaleString('en-US')}, 16 workers; ${m.cores} × ${m.cpuModel}; MariaDB ${m.mariadb.split('-')[0]}; ${startedAt.slice(0, 10)}`);
+  for (const name of ['latest', settings.mode]) {
+    writeFileSync(join(dir, `${name}.json`), json);
+    writeFileSync(join(dir, `${name}.svg`), svg);
+  }
+  console.log(renderTable(results));
+  console.log(`\nWrote bench/results/latest.json, latest.svg, ${settings.mode}.json and ${settings.mode}.svg`);
+  console.log(JSON.stringify(headline));
+  return problemsOf(results).length === 0 ? 0 : 1;
+}
+
+function repoRoot(): string {
+  return join(dirname(fileURLToPath(import.meta.url)), '..');
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error('[bench] failed:', error);
+    void runPending().finally(() => {
+      console.log(JSON.stringify({ ok: false, error: String(error) }));
+      process.exit(1);
+    });
+  },
+);

@@ -1,0 +1,47 @@
+import type { WakeupMessage } from '../lib/index.js';
+
+/**
+ * The benchmark's in-memory stand-in for the SQS wake-up queue: FIFO, each message delivered to exactly one taker,
+ * takers waiting (without polling) until a message arrives or their wait times out.
+ */
+export class WakeupQueue {
+  #items: WakeupMessage[] = [];
+  #head = 0;
+  readonly #waiters: ((message: WakeupMessage | null) => void)[] = [];
+
+  /** Messages waiting to be taken. */
+  get length(): number {
+    return this.#items.length - this.#head;
+  }
+
+  /** Delivers one message to the longest-waiting taker, or keeps it for the next one. */
+  push(message: WakeupMessage): void {
+    const waiter = this.#waiters.shift();
+    if (waiter) waiter(message);
+    else this.#items.push(message);
+  }
+
+  /** The next message, or null when none arrived within `timeoutMs`. */
+  take(timeoutMs: number): Promise<WakeupMessage | null> {
+    if (this.#head < this.#items.length) {
+      const message = this.#items[this.#head++] as WakeupMessage;
+      if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
+        this.#items = this.#items.slice(this.#head);
+        this.#head = 0;
+      }
+      return Promise.resolve(message);
+    }
+    return new Promise((resolve) => {
+      const waiter = (message: WakeupMessage | null) => {
+        clearTimeout(timer);
+        resolve(message);
+      };
+      const timer = setTimeout(() => {
+        const at = this.#waiters.indexOf(waiter);
+        if (at >= 0) this.#waiters.splice(at, 1);
+        resolve(null);
+      }, timeoutMs);
+      this.#waiters.push(waiter);
+    });
+  }
+}
