@@ -31,7 +31,7 @@ const modelRoutes = [
 ]
   .filter(Boolean)
   .join('; ') || '(none)';
-const database = config.DATABASE_URL.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+const database = withoutPassword(config.DATABASE_URL);
 console.log(`
 durable-ops local stack is listening on ${stack.url}
   database: ${database}
@@ -57,4 +57,16 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       () => process.exit(1),
     );
   });
+}
+
+/** The URL with any password replaced by `***` (parsed, so `user:p@ss@host` and `:pw@host` are masked too). */
+function withoutPassword(databaseUrl: string): string {
+  try {
+    const url = new URL(databaseUrl);
+    if (url.password === '') return databaseUrl;
+    url.password = '***';
+    return url.toString();
+  } catch {
+    return databaseUrl.startsWith('sqlite:') ? databaseUrl : '(unparsable DATABASE_URL)';
+  }
 }

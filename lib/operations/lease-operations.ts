@@ -41,6 +41,19 @@ export async function heartbeat(scope: OwnerScope, lease: ClaimedOperation, prog
   return { cancelRequested: row?.cancel_requested_at != null };
 }
 
+/**
+ * Whether the owner has asked to cancel the operation this lease runs (DESIGN §2, §5: the worker rechecks cancellation
+ * before it runs the task). One read, no write: the claim has just set the lease.
+ * @throws {LeaseLostError} when the operation is no longer running under this lease token.
+ * @throws {ScopeViolationError} from a non-owner scope or another owner's scope.
+ */
+export async function cancelRequestedUnderLease(scope: OwnerScope, lease: ClaimedOperation): Promise<boolean> {
+  assertLeaseInScope(scope, lease);
+  const row = await findOwnedOperation(scope.store, scope.ownerUserId, lease.operationId);
+  if (!row || row.status !== 'running' || row.lease_token !== lease.leaseToken) throw new LeaseLostError(lease.operationId);
+  return row.cancel_requested_at !== null;
+}
+
 function validateProgress(progress: Progress): void {
   const { min, max } = FieldLimits.progressPercent;
   if (!Number.isInteger(progress.percent) || progress.percent < min || progress.percent > max) {

@@ -5,7 +5,7 @@ import { recordLifecycle } from '../observability/lifecycle-events.js';
 import type { OpsMetrics } from '../observability/metrics.js';
 import { retryDelayMs } from '../operations/backoff.js';
 import type { ClaimedOperation } from '../operations/claim-operation.js';
-import { acknowledgeCancel, completeOperation, failOperation, fallBackToExternal, heartbeat, type FailureKind } from '../operations/lease-operations.js';
+import { acknowledgeCancel, cancelRequestedUnderLease, completeOperation, failOperation, fallBackToExternal, heartbeat, type FailureKind } from '../operations/lease-operations.js';
 import { sendWakeup } from '../operations/admit-operation.js';
 import { taskPolicy, type OperationPolicy } from '../operations/operation-policy.js';
 import type { OwnerScope } from '../operations/scopes.js';
@@ -103,8 +103,12 @@ async function runAttempt(
   const log = { operationId: claim.operationId, taskType: claim.taskType, attempt: claim.attempt };
   const task = deps.registry.get(claim.taskType);
   const policy = taskPolicy(task, deps.policy);
-  // No heartbeat before the run: the claim has just set the lease, and only a running operation can carry a cancel
-  // request, so one made after the claim is seen at the first heartbeat (within `heartbeatMs`), as during any run.
+  // Cancellation is rechecked before the run with one read (no heartbeat write: the claim has just set the lease); a
+  // cancel requested after this is seen at the next heartbeat, as during any run.
+  if (await cancelRequestedUnderLease(owner, claim)) {
+    await acknowledgeCancel(owner, claim);
+    return { outcome: 'cancelled' };
+  }
   // Entitlement is rechecked live before every run and fails closed (DESIGN §4, §5). So is privacy: routing follows
   // the stricter of the snapshot taken at admission and the owner's current mode, so withdrawing consent
   // (`local_only`) stops any further external call, and granting it later never widens an admitted operation. A task
