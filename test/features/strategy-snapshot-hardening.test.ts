@@ -4,19 +4,18 @@
  * Unicode stored or served.
  */
 import { createServer, type Server } from 'node:http';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createModelRoutes } from '../../lib/ai/model-routes.js';
 import { loadConfig } from '../../lib/config.js';
-import { strategySnapshotTask } from '../../lib/features/strategy-snapshot/strategy-snapshot-task.js';
 import { admitOperation } from '../../lib/operations/admit-operation.js';
 import { getOperation } from '../../lib/operations/owner-reads.js';
 import { OwnerScope } from '../../lib/operations/scopes.js';
 import { updateOwnSettings } from '../../lib/owners/owner-settings.js';
-import { TaskRegistry } from '../../lib/tasks/task-registry.js';
 import { processWakeup, type WorkerDeps } from '../../lib/worker/worker-handler.js';
 import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';
-import { createApiTestApp, type ApiTestApp } from '../http/api-test-app.js';
-import { startAiRig, type AiRig } from '../support/ai-rig.js';
+import type { ApiTestApp } from '../http/api-test-app.js';
+import { useSnapshotSuite } from './snapshot-suite.js';
+import type { AiRig } from '../support/ai-rig.js';
 import { DIALECTS, hasMariadb } from '../support/test-store.js';
 
 const SNAPSHOT = { summary: 'S', strengths: ['a'], risks: [], questionsToAsk: [], nextSteps: ['n'] };
@@ -29,22 +28,10 @@ describe.each(DIALECTS)('strategy.snapshot hardening on %s', (dialect) => {
   let worker: WorkerDeps;
   let seq = 0;
 
-  beforeAll(async () => {
-    if (skip) return;
-    app = await createApiTestApp(dialect);
-    app.deps.registry.register(strategySnapshotTask);
+  const suite = useSnapshotSuite(dialect, skip, SNAPSHOT);
+  beforeEach(() => {
+    ({ app, rig, worker } = suite);
   });
-  afterAll(async () => app?.drop());
-  beforeEach(async () => {
-    if (skip) return;
-    for (const table of ['capacity_slots', 'operation_notifications', 'operations', 'ai_workspace_notes'] as const) {
-      await app.db.store.db.deleteFrom(table).execute();
-    }
-    rig = await startAiRig(app.db.store);
-    rig.local.respondWith(JSON.stringify(SNAPSHOT));
-    worker = { ...rig.deps, registry: new TaskRegistry().register(strategySnapshotTask) };
-  });
-  afterEach(async () => rig?.close());
 
   const createJob = async (owner: string) => {
     const created = await app.call({ method: 'POST', path: '/api/jobs', owner, body: { title: 'SRE', company: 'Acme', description: 'JOBTEXT-MARKER posting' } });

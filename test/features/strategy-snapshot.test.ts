@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../lib/errors.js';
 import { STRATEGY_SNAPSHOT_NOTE_KIND, type StrategySnapshot } from '../../lib/features/strategy-snapshot/strategy-snapshot-output.js';
 import { strategySnapshotTask } from '../../lib/features/strategy-snapshot/strategy-snapshot-task.js';
@@ -6,10 +6,10 @@ import { upsertNote } from '../../lib/jobs/workspace-note.repository.js';
 import { claimNextOperation, enterOwnerScope } from '../../lib/operations/claim-operation.js';
 import { completeOperation } from '../../lib/operations/lease-operations.js';
 import { WorkerScope } from '../../lib/operations/scopes.js';
-import { TaskRegistry } from '../../lib/tasks/task-registry.js';
 import { processWakeup, type WorkerDeps } from '../../lib/worker/worker-handler.js';
-import { startAiRig, type AiRig } from '../support/ai-rig.js';
-import { createApiTestApp, type ApiTestApp } from '../http/api-test-app.js';
+import type { AiRig } from '../support/ai-rig.js';
+import type { ApiTestApp } from '../http/api-test-app.js';
+import { useSnapshotSuite } from './snapshot-suite.js';
 import { DIALECTS, hasMariadb } from '../support/test-store.js';
 
 const SNAPSHOT: StrategySnapshot = {
@@ -27,23 +27,10 @@ describe.each(DIALECTS)('strategy.snapshot on %s', (dialect) => {
   let worker: WorkerDeps;
   let seq = 0;
 
-  beforeAll(async () => {
-    if (skip) return;
-    app = await createApiTestApp(dialect);
-    app.deps.registry.register(strategySnapshotTask);
+  const suite = useSnapshotSuite(dialect, skip, SNAPSHOT);
+  beforeEach(() => {
+    ({ app, rig, worker } = suite);
   });
-  afterAll(async () => app?.drop());
-  beforeEach(async () => {
-    if (skip) return;
-    // Each test starts from an empty queue, so the worker only ever claims this test's operation.
-    for (const table of ['capacity_slots', 'operation_notifications', 'operations', 'ai_workspace_notes'] as const) {
-      await app.db.store.db.deleteFrom(table).execute();
-    }
-    rig = await startAiRig(app.db.store);
-    rig.local.respondWith(JSON.stringify(SNAPSHOT));
-    worker = { ...rig.deps, registry: new TaskRegistry().register(strategySnapshotTask) };
-  });
-  afterEach(async () => rig?.close());
 
   const createJob = async (owner: string, description = 'We run a job system. Secret-ish posting text.') => {
     const created = await app.call({ method: 'POST', path: '/api/jobs', owner, body: { title: 'SRE', company: 'Acme', description } });

@@ -2,10 +2,11 @@ import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../lib/errors.js';
 import { createHttpChatProvider } from '../../lib/models/http-chat-provider.js';
-import { ModelCallError, type ModelFailure } from '../../lib/models/model-errors.js';
 import type { ModelProvider } from '../../lib/models/model-provider.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import { freePort } from '../support/free-port.js';
+import type { ModelCallError } from '../../lib/models/model-errors.js';
+import { expectModelFailure, modelFailure } from '../support/model-failures.js';
 import { waitFor } from '../support/wait-for.js';
 
 const MESSAGES = [
@@ -28,21 +29,6 @@ function provider(options: { apiKey?: string; maxResponseBytes?: number; fetch?:
   return createHttpChatProvider({ baseUrl: server.url, model: 'test-model', maxResponseBytes: 64 * 1024, ...options });
 }
 
-/** Runs `call` and returns the ModelCallError it must throw. */
-async function failure(call: Promise<unknown>): Promise<ModelCallError> {
-  const error = await call.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(ModelCallError);
-  return error as ModelCallError;
-}
-
-function expectFailure(error: ModelCallError, failure: ModelFailure, retryable: boolean): void {
-  expect(error.failure).toBe(failure);
-  expect(error.retryable).toBe(retryable);
-  expect(error.code).toBe('model_call_failed');
-}
 
 describe('HTTP chat provider', () => {
   it('posts the request with the configured model to /chat/completions and returns the validated response', async () => {
@@ -69,21 +55,21 @@ describe('HTTP chat provider', () => {
 
   it('a 5xx answer is a retryable server_error that names only the status', async () => {
     server.fail(503);
-    const error = await failure(provider().complete({ messages: MESSAGES }, { timeoutMs: 5_000 }));
-    expectFailure(error, 'server_error', true);
+    const error = await modelFailure(provider().complete({ messages: MESSAGES }, { timeoutMs: 5_000 }));
+    expectModelFailure(error, 'server_error', true);
     expect(error.httpStatus).toBe(503);
     expect(error.message).toBe('model endpoint answered HTTP 503');
   });
 
   it('a 429 answer is a retryable rate_limited', async () => {
     server.fail(429);
-    expectFailure(await failure(provider().complete({ messages: MESSAGES }, { timeoutMs: 5_000 })), 'rate_limited', true);
+    expectModelFailure(await modelFailure(provider().complete({ messages: MESSAGES }, { timeoutMs: 5_000 })), 'rate_limited', true);
   });
 
   it.each([400, 401, 404, 422])('a %i answer is a permanent rejected', async (status) => {
     server.fail(status);
-    const error = await failure(provider().complete({ messages: MESSAGES }, { timeoutMs: 5_000 }));
-    expectFailure(error, 'rejected', false);
+    const error = await modelFailure(provider().complete({ messages: MESSAGES }, { timeoutMs: 5_000 }));
+    expectModelFailure(error, 'rejected', false);
     expect(error.httpStatus).toBe(status);
   });
 
@@ -92,15 +78,15 @@ describe('HTTP chat provider', () => {
       expect(init?.redirect).toBe('manual');
       return new Response(null, { status: 307, headers: { location: 'https://elsewhere.test/v1/chat/completions' } });
     };
-    const error = await failure(provider({ fetch: redirecting }).complete({ messages: MESSAGES }, { timeoutMs: 5_000 }));
-    expectFailure(error, 'rejected', false);
+    const error = await modelFailure(provider({ fetch: redirecting }).complete({ messages: MESSAGES }, { timeoutMs: 5_000 }));
+    expectModelFailure(error, 'rejected', false);
     expect(error.httpStatus).toBe(307);
   });
 
   it('a 200 with a body that is not JSON is a retryable invalid_response', async () => {
     server.invalidJson();
-    const error = await failure(provider().complete({ messages: MESSAGES }, { timeoutMs: 5_000 }));
-    expectFailure(error, 'invalid_response', true);
+    const error = await modelFailure(provider().complete({ messages: MESSAGES }, { timeoutMs: 5_000 }));
+    expectModelFailure(error, 'invalid_response', true);
     expect(error.message).not.toContain('html');
   });
 
@@ -111,7 +97,7 @@ describe('HTTP chat provider', () => {
     ['a JSON array', [1, 2, 3]],
   ])('a 200 JSON body with %s is invalid_response', async (_label, body) => {
     const stub: typeof fetch = async () => Response.json(body);
-    expectFailure(await failure(provider({ fetch: stub }).complete({ messages: MESSAGES }, { timeoutMs: 5_000 })), 'invalid_response', true);
+    expectModelFailure(await modelFailure(provider({ fetch: stub }).complete({ messages: MESSAGES }, { timeoutMs: 5_000 })), 'invalid_response', true);
   });
 
   it('unknown response keys pass through and null content is allowed by the protocol', async () => {
@@ -124,14 +110,14 @@ describe('HTTP chat provider', () => {
 
   it('a streamed body over maxResponseBytes stops reading: permanent response_too_large', async () => {
     server.oversize(4 * 1024 * 1024);
-    const error = await failure(provider({ maxResponseBytes: 64 * 1024 }).complete({ messages: MESSAGES }, { timeoutMs: 10_000 }));
-    expectFailure(error, 'response_too_large', false);
+    const error = await modelFailure(provider({ maxResponseBytes: 64 * 1024 }).complete({ messages: MESSAGES }, { timeoutMs: 10_000 }));
+    expectModelFailure(error, 'response_too_large', false);
   });
 
   it('a declared Content-Length over maxResponseBytes is refused before the body is read', async () => {
     server.oversize(200 * 1024, { declareLength: true });
-    const error = await failure(provider({ maxResponseBytes: 64 * 1024 }).complete({ messages: MESSAGES }, { timeoutMs: 10_000 }));
-    expectFailure(error, 'response_too_large', false);
+    const error = await modelFailure(provider({ maxResponseBytes: 64 * 1024 }).complete({ messages: MESSAGES }, { timeoutMs: 10_000 }));
+    expectModelFailure(error, 'response_too_large', false);
   });
 
   it('a body just under maxResponseBytes is read in full', async () => {
@@ -143,8 +129,8 @@ describe('HTTP chat provider', () => {
   it('a refused connection is a retryable connection failure with its system code', async () => {
     const port = await freePort();
     const closed = createHttpChatProvider({ baseUrl: `http://127.0.0.1:${port}/v1`, model: 'm', maxResponseBytes: 4096 });
-    const error = await failure(closed.complete({ messages: MESSAGES }, { timeoutMs: 5_000 }));
-    expectFailure(error, 'connection', true);
+    const error = await modelFailure(closed.complete({ messages: MESSAGES }, { timeoutMs: 5_000 }));
+    expectModelFailure(error, 'connection', true);
     expect(error.providerCode).toBe('ECONNREFUSED');
     expect(error.httpStatus).toBeNull();
   });
@@ -152,8 +138,8 @@ describe('HTTP chat provider', () => {
   it('the request timeout fails as a retryable timeout long before a slow server answers', async () => {
     server.slow(20_000);
     const started = Date.now();
-    const error = await failure(provider().complete({ messages: MESSAGES }, { timeoutMs: 200 }));
-    expectFailure(error, 'timeout', true);
+    const error = await modelFailure(provider().complete({ messages: MESSAGES }, { timeoutMs: 200 }));
+    expectModelFailure(error, 'timeout', true);
     expect(Date.now() - started).toBeLessThan(10_000);
     await waitFor(() => server.abortedRequests === 1, { what: 'the server to see the timed-out request close' });
   });
@@ -168,17 +154,17 @@ describe('HTTP chat provider', () => {
   it("aborting the caller's signal during a hanging request aborts the server-side request: aborted, not retryable", async () => {
     server.hang();
     const controller = new AbortController();
-    const pending = failure(provider().complete({ messages: MESSAGES }, { signal: controller.signal, timeoutMs: 60_000 }));
+    const pending = modelFailure(provider().complete({ messages: MESSAGES }, { signal: controller.signal, timeoutMs: 60_000 }));
     await waitFor(() => server.calls.length === 1, { what: 'the request to reach the server' });
     expect(server.abortedRequests).toBe(0);
     controller.abort();
-    expectFailure(await pending, 'aborted', false);
+    expectModelFailure(await pending, 'aborted', false);
     await waitFor(() => server.abortedRequests === 1, { what: 'the server to see the request aborted' });
   });
 
   it('a signal that already fired fails as aborted without sending anything', async () => {
-    const error = await failure(provider().complete({ messages: MESSAGES }, { signal: AbortSignal.abort(), timeoutMs: 5_000 }));
-    expectFailure(error, 'aborted', false);
+    const error = await modelFailure(provider().complete({ messages: MESSAGES }, { signal: AbortSignal.abort(), timeoutMs: 5_000 }));
+    expectModelFailure(error, 'aborted', false);
     expect(server.calls).toHaveLength(0);
   });
 
@@ -197,15 +183,15 @@ describe('HTTP chat provider', () => {
     const errors: ModelCallError[] = [];
     for (const status of [500, 401, 429]) {
       server.fail(status);
-      errors.push(await failure(keyed.complete({ messages: MESSAGES }, { timeoutMs: 5_000 })));
+      errors.push(await modelFailure(keyed.complete({ messages: MESSAGES }, { timeoutMs: 5_000 })));
     }
     server.invalidJson();
-    errors.push(await failure(keyed.complete({ messages: MESSAGES }, { timeoutMs: 5_000 })));
+    errors.push(await modelFailure(keyed.complete({ messages: MESSAGES }, { timeoutMs: 5_000 })));
     server.hang();
-    errors.push(await failure(keyed.complete({ messages: MESSAGES }, { timeoutMs: 100 })));
+    errors.push(await modelFailure(keyed.complete({ messages: MESSAGES }, { timeoutMs: 100 })));
     const port = await freePort();
     const unreachable = createHttpChatProvider({ baseUrl: `http://127.0.0.1:${port}/v1`, model: 'm', apiKey: API_KEY, maxResponseBytes: 4096 });
-    errors.push(await failure(unreachable.complete({ messages: MESSAGES }, { timeoutMs: 5_000 })));
+    errors.push(await modelFailure(unreachable.complete({ messages: MESSAGES }, { timeoutMs: 5_000 })));
 
     const renderings = [
       JSON.stringify(keyed),

@@ -6,8 +6,8 @@ import { LAMBDA_SYNC_PAYLOAD_LIMIT_BYTES, startLocalLambda, type LocalLambda } f
 import { STAND_IN_MODEL, standInCompletion } from '../../lib/local/stand-in-model.js';
 import { ChatRequestSchema } from '../../lib/models/chat-protocol.js';
 import { createLambdaChatProvider } from '../../lib/models/lambda-chat-provider.js';
-import { ModelCallError, type ModelFailure } from '../../lib/models/model-errors.js';
 import { requestStructured } from '../../lib/models/structured-output.js';
+import { expectModelFailure, modelFailure } from '../support/model-failures.js';
 import { waitFor } from '../support/wait-for.js';
 
 const MESSAGES = [{ role: 'user' as const, content: 'summarise my private notes' }];
@@ -61,19 +61,6 @@ function provider(functionName: string, maxResponseBytes = 64 * 1024) {
   return createLambdaChatProvider({ functionName, model: 'sidecar-model', client, maxResponseBytes });
 }
 
-async function failure(call: Promise<unknown>): Promise<ModelCallError> {
-  const error = await call.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(ModelCallError);
-  return error as ModelCallError;
-}
-
-function expectFailure(error: ModelCallError, failure: ModelFailure, retryable: boolean): void {
-  expect(error.failure).toBe(failure);
-  expect(error.retryable).toBe(retryable);
-}
 
 describe('local Lambda Invoke API, through @aws-sdk/client-lambda', () => {
   it('a RequestResponse invocation returns the function result as the payload with status 200', async () => {
@@ -134,44 +121,44 @@ describe('Lambda chat provider', () => {
   });
 
   it('a FunctionError is a retryable function_error carrying only the errorType', async () => {
-    const error = await failure(provider('crashing-sidecar').complete({ messages: MESSAGES }, { timeoutMs: 10_000 }));
-    expectFailure(error, 'function_error', true);
+    const error = await modelFailure(provider('crashing-sidecar').complete({ messages: MESSAGES }, { timeoutMs: 10_000 }));
+    expectModelFailure(error, 'function_error', true);
     expect(error.providerCode).toBe('ModelLoadError');
     expect(error.message).not.toContain('private notes');
     expect(inspect(error, { showHidden: true, depth: 10 })).not.toContain('private notes');
   });
 
   it('an unknown function is a permanent rejected with the SDK error name', async () => {
-    const error = await failure(provider('no-such-function').complete({ messages: MESSAGES }, { timeoutMs: 10_000 }));
-    expectFailure(error, 'rejected', false);
+    const error = await modelFailure(provider('no-such-function').complete({ messages: MESSAGES }, { timeoutMs: 10_000 }));
+    expectModelFailure(error, 'rejected', false);
     expect(error.httpStatus).toBe(404);
     expect(error.providerCode).toBe('ResourceNotFoundException');
   });
 
   it('a payload larger than maxResponseBytes is a permanent response_too_large', async () => {
-    const error = await failure(provider('chatty-sidecar', 8 * 1024).complete({ messages: MESSAGES }, { timeoutMs: 10_000 }));
-    expectFailure(error, 'response_too_large', false);
+    const error = await modelFailure(provider('chatty-sidecar', 8 * 1024).complete({ messages: MESSAGES }, { timeoutMs: 10_000 }));
+    expectModelFailure(error, 'response_too_large', false);
   });
 
   it('a {statusCode, body} envelope is not unwrapped: invalid_response', async () => {
-    const error = await failure(provider('envelope-sidecar').complete({ messages: MESSAGES }, { timeoutMs: 10_000 }));
-    expectFailure(error, 'invalid_response', true);
+    const error = await modelFailure(provider('envelope-sidecar').complete({ messages: MESSAGES }, { timeoutMs: 10_000 }));
+    expectModelFailure(error, 'invalid_response', true);
   });
 
   it('the request timeout fails as a retryable timeout while the function still runs', async () => {
     const started = Date.now();
-    const error = await failure(provider('hanging-sidecar').complete({ messages: MESSAGES }, { timeoutMs: 300 }));
-    expectFailure(error, 'timeout', true);
+    const error = await modelFailure(provider('hanging-sidecar').complete({ messages: MESSAGES }, { timeoutMs: 300 }));
+    expectModelFailure(error, 'timeout', true);
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it("aborting the caller's signal during an invocation fails as aborted, not retryable", async () => {
     const before = hangingInvocations;
     const controller = new AbortController();
-    const pending = failure(provider('hanging-sidecar').complete({ messages: MESSAGES }, { signal: controller.signal, timeoutMs: 60_000 }));
+    const pending = modelFailure(provider('hanging-sidecar').complete({ messages: MESSAGES }, { signal: controller.signal, timeoutMs: 60_000 }));
     await waitFor(() => hangingInvocations === before + 1, { what: 'the invocation to reach the function' });
     controller.abort();
-    expectFailure(await pending, 'aborted', false);
+    expectModelFailure(await pending, 'aborted', false);
   });
 
   it('a function name that is neither a name nor an ARN is refused at construction', () => {
