@@ -1,13 +1,2 @@
-import { createServer } from 'node:net';
-
-/** A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
+/** A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it); the chaos harness uses the same helper. */
+export { freeLoopbackPort as freePort } from '../../chaos/mariadb-instance.js';

@@ -1,10 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createConnection, type Connection } from 'mysql2/promise';
-import { freePort } from './free-port.js';
-import { waitFor } from './wait-for.js';
+import { startMariadbInstance } from '../../chaos/mariadb-instance.js';
 
 /** A MariaDB the suite can create databases on. */
 export interface MariadbServer {
@@ -34,45 +29,6 @@ async function canConnect(adminUrl: string): Promise<boolean> {
   }
 }
 
-function findBinary(names: string[]): string | undefined {
-  for (const dir of ['/usr/sbin', '/usr/bin', '/usr/local/sbin', '/usr/local/bin']) {
-    for (const name of names) if (existsSync(join(dir, name))) return join(dir, name);
-  }
-  return undefined;
-}
-
-function run(command: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: 'ignore' });
-    child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${command} exited with ${code}`))));
-  });
-}
-
-async function startThrowaway(): Promise<MariadbServer | undefined> {
-  const daemon = findBinary(['mariadbd', 'mysqld']);
-  const installDb = findBinary(['mariadb-install-db', 'mysql_install_db']);
-  if (!daemon || !installDb) return undefined;
-  const dir = mkdtempSync(join(tmpdir(), 'durable-ops-mariadb-'));
-  const port = await freePort();
-  await run(installDb, ['--no-defaults', `--datadir=${dir}/data`, '--auth-root-authentication-method=normal', '--skip-test-db', '--user=root']);
-  const child: ChildProcess = spawn(
-    daemon,
-    ['--no-defaults', `--datadir=${dir}/data`, `--socket=${dir}/s.sock`, `--port=${port}`, '--bind-address=127.0.0.1', '--user=root', '--skip-log-bin'],
-    { stdio: 'ignore' },
-  );
-  const adminUrl = `mysql://root@127.0.0.1:${port}/`;
-  await waitFor(() => canConnect(adminUrl), { timeoutMs: 60_000, intervalMs: 250, what: 'throwaway mariadbd to accept connections' });
-  return {
-    adminUrl,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
 /** See `global-setup.ts`: DATABASE_URL (mysql), else 127.0.0.1:3306 root, else a throwaway server. */
 export async function resolveMariadb(): Promise<MariadbServer | undefined> {
   const fromEnv = process.env.DATABASE_URL;
@@ -83,5 +39,6 @@ export async function resolveMariadb(): Promise<MariadbServer | undefined> {
   }
   const local = 'mysql://root@127.0.0.1:3306/';
   if (await canConnect(local)) return { adminUrl: local, stop: async () => {} };
-  return startThrowaway();
+  const instance = await startMariadbInstance();
+  return instance && { adminUrl: instance.adminUrl, stop: () => instance.stop() };
 }

@@ -1,0 +1,130 @@
+import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Connection } from 'mysql2/promise';
+import type { AdmissionLoad } from './admission-load.js';
+import type { WorkerFleet } from './fleet.js';
+import type { MariadbInstance } from './mariadb-instance.js';
+import type { Random } from './random.js';
+
+/** The kinds of fault the injector knows (issue 8), in the order the summary prints them. */
+export const FAULT_KINDS = [
+  'sigkill_worker',
+  'kill_connection',
+  'restart_mariadb',
+  'drop_message',
+  'duplicate_message',
+  'delay_heartbeat',
+  'clock_skew',
+  'cancel',
+  'retry',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** What the injector needs to reach. */
+export interface FaultTargets {
+  readonly fleet: WorkerFleet;
+  readonly mariadb: MariadbInstance;
+  /** A connection to the chaos server (reopened after a restart). */
+  readonly admin: () => Promise<Connection>;
+  /** The chaos database's name: only its connections are killed. */
+  readonly database: string;
+  readonly sqs: SQSClient;
+  readonly queueUrl: string;
+  readonly load: AdmissionLoad;
+  readonly random: Random;
+  /** The lease, in **ms**: a delayed heartbeat stalls a worker 1–11 s longer than this, so it often wakes while the next attempt runs. */
+  readonly leaseMs: number;
+}
+
+/**
+ * Injects one fault at a time, at random, and counts those that took effect (a kind with no target at that moment —
+ * no busy worker, no message in the queue — is not counted). MariaDB restarts are scheduled by the caller
+ * ({@link FaultInjector.restartMariadb}), not drawn at random: each takes the whole system down for seconds.
+ */
+export class FaultInjector {
+  readonly counts: Record<FaultKind, number> = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
+  /** Faults that failed to inject (e.g. the admin connection was down), by kind. */
+  readonly errors: Record<string, number> = {};
+  readonly #t: FaultTargets;
+
+  constructor(targets: FaultTargets) {
+    this.#t = targets;
+  }
+
+  /** Draws a kind other than a MariaDB restart and injects it. */
+  async injectRandom(): Promise<void> {
+    const kind = this.#t.random.pick(FAULT_KINDS.filter((k) => k !== 'restart_mariadb'));
+    await this.inject(kind);
+  }
+
+  /** Injects one fault of `kind`; errors are counted, never thrown. */
+  async inject(kind: FaultKind): Promise<void> {
+    try {
+      if (await this.#apply(kind)) this.counts[kind] += 1;
+    } catch {
+      this.errors[kind] = (this.errors[kind] ?? 0) + 1;
+    }
+  }
+
+  /** Crashes MariaDB (SIGKILL) and starts it again. */
+  restartMariadb(): Promise<void> {
+    return this.inject('restart_mariadb');
+  }
+
+  async #apply(kind: FaultKind): Promise<boolean> {
+    const t = this.#t;
+    switch (kind) {
+      case 'sigkill_worker': {
+        const busy = t.fleet.busySlots();
+        if (busy.length === 0) return false;
+        await t.fleet.kill(t.random.pick(busy));
+        return true;
+      }
+      case 'kill_connection': {
+        const admin = await t.admin();
+        const [rows] = await admin.query('SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB = ? AND ID <> CONNECTION_ID()', [t.database]);
+        const ids = (rows as Array<{ id: number }>).map((r) => r.id);
+        if (ids.length === 0) return false;
+        await admin.query(`KILL CONNECTION ${Number(t.random.pick(ids))}`).catch((error: { code?: string }) => {
+          if (error.code !== 'ER_NO_SUCH_THREAD') throw error;
+        });
+        return true;
+      }
+      case 'restart_mariadb':
+        await t.mariadb.crashAndRestart();
+        return true;
+      case 'drop_message':
+      case 'duplicate_message': {
+        const received = await t.sqs.send(new ReceiveMessageCommand({ QueueUrl: t.queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 0, VisibilityTimeout: 30 }));
+        const message = received.Messages?.[0];
+        if (!message?.ReceiptHandle || message.Body === undefined) return false;
+        if (kind === 'duplicate_message') {
+          await t.sqs.send(new SendMessageCommand({ QueueUrl: t.queueUrl, MessageBody: message.Body }));
+          await t.sqs.send(new SendMessageCommand({ QueueUrl: t.queueUrl, MessageBody: message.Body }));
+        }
+        await t.sqs.send(new DeleteMessageCommand({ QueueUrl: t.queueUrl, ReceiptHandle: message.ReceiptHandle }));
+        return true;
+      }
+      case 'delay_heartbeat': {
+        const live = t.fleet.liveSlots();
+        if (live.length === 0) return false;
+        // Counted when the worker reports the stall (WorkerFleet.stalls), not here: it happens at its next run.
+        t.fleet.send(t.random.pick(live), { type: 'stall', ms: t.leaseMs + 1_000 + t.random.int(10_000) });
+        return false;
+      }
+      case 'clock_skew': {
+        const live = t.fleet.liveSlots();
+        if (live.length === 0) return false;
+        t.fleet.send(t.random.pick(live), { type: 'skew', ms: (t.random.chance(0.5) ? 1 : -1) * 120_000 });
+        return true;
+      }
+      case 'cancel':
+      case 'retry': {
+        const target = t.load.pick(kind);
+        if (!target) return false;
+        const answer = kind === 'cancel' ? await target.client.cancel(target.id) : await target.client.retry(target.id);
+        t.load.ended(target, answer.body?.status);
+        return answer.status !== 0;
+      }
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../lib/db/database.js';
+import type { Store } from '../lib/db/store.js';
+import { verifyAllChains } from '../lib/recovery/chain-verification.js';
+
+/** One answer the API gave to an admission: the owner's idempotency key and the operation id it named. */
+export interface AdmittedRecord {
+  readonly ownerUserId: string;
+  readonly key: string;
+  readonly id: string;
+}
+
+/** An operation row as the checker needs it (times as ms since the epoch, database clock). */
+export interface OperationRecord {
+  readonly id: string;
+  readonly ownerUserId: string;
+  readonly key: string;
+  readonly status: string;
+  readonly attempt: number;
+  readonly cycle: number;
+  readonly availableAtMs: number | null;
+  readonly leaseExpiresAtMs: number | null;
+}
+
+/** One recorded change of an operation's status, attempt or lease token (`chaos_transitions`), in commit order per operation. */
+export interface TransitionRecord {
+  readonly seq: number;
+  readonly operationId: string;
+  readonly from: string | null;
+  readonly to: string;
+  readonly fromAttempt: number | null;
+  readonly toAttempt: number;
+  readonly leaseChanged: boolean;
+}
+
+/**
+ * Everything the invariant checker reads (Jepsen-style: what the clients were told, plus what the database holds),
+ * as plain JSON so that a history can be saved and checked again (`test/chaos/fixtures/`).
+ */
+export interface ChaosHistory {
+  /** Database time when the history was read, ms since the epoch. */
+  readonly readAtMs: number;
+  readonly admitted: readonly AdmittedRecord[];
+  readonly operations: readonly OperationRecord[];
+  readonly effects: ReadonlyArray<{ readonly operationId: string; readonly attempt: number; readonly worker: string }>;
+  readonly notifications: ReadonlyArray<{ readonly operationId: string; readonly cycle: number; readonly status: string }>;
+  readonly transitions: readonly TransitionRecord[];
+  /** Held capacity slots: pool key and holder. */
+  readonly capacity: ReadonlyArray<{ readonly poolKey: string; readonly operationId: string }>;
+  /** The recovery ledger's chain verification (`verifyAllChains`). */
+  readonly chains: { readonly checked: number; readonly broken: ReadonlyArray<{ readonly operationId: string; readonly seq: number; readonly reason: string }> };
+}
+
+const ms = (value: Date | string | null): number | null => (value === null ? null : new Date(value).getTime());
+
+/**
+ * Reads a {@link ChaosHistory} from the chaos database (MariaDB, with the harness's tables from `createChaosSchema`).
+ * Reads everything: the harness bounds the run, so the tables stay small (thousands of rows).
+ */
+export async function readHistory(store: Store, admitted: readonly AdmittedRecord[]): Promise<ChaosHistory> {
+  const db = store.db as unknown as Kysely<any>;
+  const typed = store.db as Kysely<Database>;
+  const now = await sql<{ now: Date }>`SELECT ${store.timeAt()} AS now`.execute(typed);
+  const operations = await typed
+    .selectFrom('operations')
+    .select(['id', 'owner_user_id', 'idempotency_key', 'status', 'attempt', 'retry_count', 'available_at', 'lease_expires_at'])
+    .execute();
+  const effects = await db.selectFrom('chaos_effects').select(['operation_id', 'attempt', 'worker']).orderBy('id').execute();
+  const notifications = await typed.selectFrom('operation_notifications').select(['operation_id', 'cycle', 'status']).execute();
+  const transitions = await db.selectFrom('chaos_transitions').selectAll().orderBy('seq').execute();
+  const capacity = await typed.selectFrom('capacity_slots').select(['pool_key', 'operation_id']).where('operation_id', 'is not', null).execute();
+  return {
+    readAtMs: ms(now.rows[0]?.now ?? null) ?? Date.now(),
+    admitted,
+    operations: operations.map((o) => ({
+      id: o.id,
+      ownerUserId: o.owner_user_id,
+      key: o.idempotency_key,
+      status: o.status,
+      attempt: o.attempt,
+      cycle: o.retry_count,
+      availableAtMs: ms(o.available_at),
+      leaseExpiresAtMs: ms(o.lease_expires_at),
+    })),
+    effects: effects.map((e) => ({ operationId: e.operation_id as string, attempt: Number(e.attempt), worker: e.worker as string })),
+    notifications: notifications.map((n) => ({ operationId: n.operation_id, cycle: n.cycle, status: n.status })),
+    transitions: transitions.map((t) => ({
+      seq: Number(t.seq),
+      operationId: t.operation_id as string,
+      from: (t.from_status as string | null) ?? null,
+      to: t.to_status as string,
+      fromAttempt: t.from_attempt === null ? null : Number(t.from_attempt),
+      toAttempt: Number(t.to_attempt),
+      leaseChanged: Number(t.lease_changed) === 1,
+    })),
+    capacity: capacity.map((c) => ({ poolKey: c.pool_key, operationId: c.operation_id as string })),
+    chains: await verifyAllChains(store),
+  };
+}

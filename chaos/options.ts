@@ -1,0 +1,79 @@
+import { z } from 'zod';
+
+/** How big a chaos run is. Times in **seconds** unless the name says ms. */
+export interface ChaosOptions {
+  readonly mode: 'quick' | 'full';
+  /** Fault-and-load phase length. */
+  readonly durationSeconds: number;
+  /** Worker processes. */
+  readonly workers: number;
+  /** Admissions started per second. */
+  readonly rate: number;
+  /** Mean pause between random faults, in ms. */
+  readonly faultEveryMs: number;
+  /** MariaDB crash-restarts, spread evenly over the fault phase (at least one). */
+  readonly restarts: number;
+  /** Longest wait for every operation to settle after the fault phase. */
+  readonly drainSeconds: number;
+  /** Seed of every random choice (printed, so a run's choices can be replayed). */
+  readonly seed: number;
+  /** Keep the private server's data directory and the logs. */
+  readonly keep: boolean;
+}
+
+export const USAGE = `usage: npm run chaos [-- --quick] [--duration S] [--workers N] [--rate R] [--restarts N] [--seed N] [--keep]
+  --quick       60 s of faults, 3 workers, 8 admissions/s, 1 MariaDB restart (under 2 minutes in all)
+  (default)     600 s of faults, 4 workers, 10 admissions/s, a MariaDB restart every ~55 s
+  --duration S  fault phase in seconds (10..7200)      --workers N  worker processes (1..16)
+  --rate R      admissions per second (1..200)         --restarts N MariaDB crash-restarts (1..100)
+  --seed N      seed of the random choices             --keep       keep the server's data and the logs
+Runs on a private MariaDB server it starts on a free loopback port (needs mariadbd and mariadb-install-db).`;
+
+const Numbers = z.object({
+  duration: z.coerce.number().int().min(10).max(7200).optional(),
+  workers: z.coerce.number().int().min(1).max(16).optional(),
+  rate: z.coerce.number().min(1).max(200).optional(),
+  restarts: z.coerce.number().int().min(1).max(100).optional(),
+  seed: z.coerce.number().int().min(0).max(2 ** 32 - 1).optional(),
+});
+
+/** Thrown for a bad command line; its message is the problem (empty for `--help`). */
+export class UsageError extends Error {}
+
+/**
+ * Parses `npm run chaos` arguments.
+ * @throws {UsageError} for an unknown option or an out-of-range value.
+ */
+export function parseChaosArgs(argv: readonly string[]): ChaosOptions {
+  let quick = false;
+  let keep = false;
+  const values: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--quick') quick = true;
+    else if (arg === '--keep') keep = true;
+    else if (arg === '--help' || arg === '-h') throw new UsageError('');
+    else {
+      const match = /^--(duration|workers|rate|restarts|seed)(?:=(.*))?$/.exec(arg);
+      if (!match) throw new UsageError(`unknown option ${arg}`);
+      const value = match[2] ?? argv[++i];
+      if (value === undefined) throw new UsageError(`${arg} needs a value`);
+      values[match[1] as string] = value;
+    }
+  }
+  const parsed = Numbers.safeParse(values);
+  if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; '));
+  const n = parsed.data;
+  const durationSeconds = n.duration ?? (quick ? 60 : 600);
+  return {
+    mode: quick ? 'quick' : 'full',
+    durationSeconds,
+    workers: n.workers ?? (quick ? 3 : 4),
+    rate: n.rate ?? (quick ? 8 : 10),
+    faultEveryMs: quick ? 500 : 1_000,
+    restarts: n.restarts ?? (quick ? 1 : Math.max(1, Math.round(durationSeconds / 55))),
+    drainSeconds: quick ? 45 : 120,
+    seed: n.seed ?? Math.floor(Math.random() * 2 ** 32),
+    keep,
+  };
+}

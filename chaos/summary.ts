@@ -1,0 +1,84 @@
+import type { LoadCounts } from './admission-load.js';
+import type { FaultKind } from './faults.js';
+import { INVARIANTS, type CheckResult, type InvariantName, type Violation } from './invariants.js';
+import type { ChaosOptions } from './options.js';
+
+/** The machine-readable result of a chaos run: the last line `npm run chaos` prints. */
+export interface ChaosSummary {
+  readonly mode: ChaosOptions['mode'];
+  readonly seed: number;
+  readonly seconds: number;
+  readonly workers: number;
+  /** Operations in the database at the end (every admitted one, plus any whose answer was lost). */
+  readonly operations: number;
+  readonly admissions: LoadCounts;
+  readonly statuses: Readonly<Record<string, number>>;
+  readonly effects: number;
+  readonly notifications: number;
+  readonly transitions: number;
+  /** Faults that took effect, by kind. */
+  readonly faults: Readonly<Record<FaultKind, number>>;
+  readonly faultErrors: Readonly<Record<string, number>>;
+  readonly sweepErrors: number;
+  readonly stillActive: number;
+  readonly violations: number;
+  readonly violationsByInvariant: Readonly<Partial<Record<InvariantName, number>>>;
+  /** The first few violations. */
+  readonly violationDetails: readonly Violation[];
+  readonly historyFile: string;
+}
+
+/** Input of {@link summaryOf}. */
+export interface SummaryInput {
+  readonly options: ChaosOptions;
+  readonly seconds: number;
+  readonly load: LoadCounts;
+  readonly faults: Record<FaultKind, number>;
+  readonly faultErrors: Record<string, number>;
+  readonly sweepErrors: number;
+  readonly check: CheckResult;
+  readonly stillActive: number;
+  readonly historyFile: string;
+}
+
+/** Builds the {@link ChaosSummary} of a run. */
+export function summaryOf(input: SummaryInput): ChaosSummary {
+  const byInvariant: Partial<Record<InvariantName, number>> = {};
+  for (const v of input.check.violations) byInvariant[v.invariant] = (byInvariant[v.invariant] ?? 0) + 1;
+  return {
+    mode: input.options.mode,
+    seed: input.options.seed,
+    seconds: Math.round(input.seconds),
+    workers: input.options.workers,
+    operations: Object.values(input.check.statuses).reduce((a, b) => a + b, 0),
+    admissions: input.load,
+    statuses: input.check.statuses,
+    effects: input.check.effects,
+    notifications: input.check.notifications,
+    transitions: input.check.transitions,
+    faults: input.faults,
+    faultErrors: input.faultErrors,
+    sweepErrors: input.sweepErrors,
+    stillActive: input.stillActive,
+    violations: input.check.violations.length,
+    violationsByInvariant: byInvariant,
+    violationDetails: input.check.violations.slice(0, 10),
+    historyFile: input.historyFile,
+  };
+}
+
+/** The human-readable summary: operations, faults by kind, each invariant with its violation count. */
+export function renderSummary(s: ChaosSummary): string {
+  const lines = [
+    `chaos ${s.mode} run: ${s.seconds} s, ${s.workers} worker processes, seed ${s.seed}`,
+    `operations ${s.operations} (${Object.entries(s.statuses).map(([k, v]) => `${k} ${v}`).join(', ')}); still active after drain: ${s.stillActive}`,
+    `admissions: ${s.admissions.keys} keys, ${s.admissions.admitted} admitted, ${s.admissions.doubleClicks} double clicks, ${s.admissions.refused} refused, ${s.admissions.unanswered} unanswered; answers ${JSON.stringify(s.admissions.answers)}`,
+    'faults injected:',
+    ...Object.entries(s.faults).map(([k, v]) => `  ${k.padEnd(18)} ${String(v).padStart(6)}`),
+    'invariants:',
+    ...Object.entries(INVARIANTS).map(([name, text]) => `  ${String(s.violationsByInvariant[name as InvariantName] ?? 0).padStart(6)}  ${text}`),
+    `violations: ${s.violations}`,
+    ...s.violationDetails.map((v) => `  - ${v.invariant} ${v.operationId ?? ''}: ${v.detail}`),
+  ];
+  return lines.join('\n');
+}

@@ -1,0 +1,62 @@
+/**
+ * One chaos worker process: the worker Lambda's handler fed by an SQS poller (as `npm start` runs it), with the chaos
+ * task registered and an IPC channel through which the fault injector skews its clock or stalls its next run. It
+ * reports each run's start and end to the parent, so the parent can SIGKILL it mid-operation. Started by `fleet.ts`.
+ */
+import { createSqsClient } from '../lib/queue/wakeup-sender.js';
+import { loadConfig } from '../lib/config.js';
+import { createRuntime } from '../lib/runtime.js';
+import { createProcessLogger } from '../lib/logger.js';
+import { startSqsPoller } from '../lib/local/sqs-poller.js';
+import { TaskRegistry } from '../lib/tasks/task-registry.js';
+import { createWorkerHandler } from '../lib/worker/worker-handler.js';
+import { chaosTask } from './chaos-task.js';
+import { installSkewableClock } from './clock-skew.js';
+import { parseControl, type WorkerReport } from './worker-control.js';
+
+const setSkew = installSkewableClock();
+const config = loadConfig();
+const worker = process.env.CHAOS_WORKER ?? `worker-${process.pid}`;
+let stallMs = 0;
+const report = (message: WorkerReport) => process.send?.(message);
+
+const registry = new TaskRegistry();
+registry.register(
+  chaosTask({
+    worker,
+    takeStall: () => {
+      const ms = stallMs;
+      stallMs = 0;
+      if (ms > 0) report({ type: 'stalled' });
+      return ms;
+    },
+    running: (delta) => report({ type: 'running', delta }),
+  }),
+);
+const logger = createProcessLogger();
+const runtime = createRuntime(config, { registry, logger });
+const client = createSqsClient({ region: config.AWS_REGION, ...(config.SQS_ENDPOINT ? { endpoint: config.SQS_ENDPOINT } : {}) });
+const poller = startSqsPoller({
+  client,
+  queueUrl: config.SQS_QUEUE_URL as string,
+  handler: createWorkerHandler(runtime),
+  functionTimeoutMs: 60_000,
+  maxConcurrentBatches: 2,
+  logger,
+});
+
+process.on('message', (raw) => {
+  const control = parseControl(raw);
+  if (control.type === 'skew') setSkew(control.ms);
+  else if (control.type === 'stall') stallMs = control.ms;
+  else if (control.type === 'stop') {
+    void poller
+      .stop()
+      .then(() => runtime.close())
+      .finally(() => {
+        client.destroy();
+        process.exit(0);
+      });
+  }
+});
+report({ type: 'ready' });
