@@ -13,8 +13,10 @@
 --
 -- Least privilege: the application user reads and writes rows and nothing else (no DDL, no other schema); the
 -- migration user may also change the schema (kysely migrations: CREATE/ALTER/DROP TABLE, CREATE/DROP INDEX, foreign
--- keys). Neither may grant, read other schemas or administer the server. Both connect from any host ('%'): RDS Proxy
--- connects from addresses in its subnets, and the security groups decide who reaches the database at all.
+-- keys, CREATE/DROP TRIGGER — the triggers that record operation_events run with the migration user's rights, so keep
+-- that user; with binary logging on, creating them also needs log_bin_trust_function_creators=1, see RUNBOOK §1).
+-- Neither may grant, read other schemas or administer the server. Both connect from any host ('%'): RDS Proxy connects
+-- from addresses in its subnets, and the security groups decide who reaches the database at all.
 --
 -- Names and passwords go through QUOTE() / backtick-escaping in EXECUTE IMMEDIATE, so no value is spliced unescaped.
 
@@ -39,10 +41,10 @@ EXECUTE IMMEDIATE CONCAT('CREATE USER IF NOT EXISTS ', @app_account, ' IDENTIFIE
 EXECUTE IMMEDIATE CONCAT('ALTER USER ', @app_account, ' IDENTIFIED BY ', QUOTE(@app_password));
 EXECUTE IMMEDIATE CONCAT('GRANT SELECT, INSERT, UPDATE, DELETE ON ', @schema_id, '.* TO ', @app_account);
 
--- The migration user: rows (kysely's migration bookkeeping tables) and schema changes.
+-- The migration user: rows (kysely's migration bookkeeping tables) and schema changes, triggers included.
 EXECUTE IMMEDIATE CONCAT('CREATE USER IF NOT EXISTS ', @migrator_account, ' IDENTIFIED BY ', QUOTE(@migrator_password));
 EXECUTE IMMEDIATE CONCAT('ALTER USER ', @migrator_account, ' IDENTIFIED BY ', QUOTE(@migrator_password));
-EXECUTE IMMEDIATE CONCAT('GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, INDEX, REFERENCES ON ', @schema_id, '.* TO ', @migrator_account);
+EXECUTE IMMEDIATE CONCAT('GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, INDEX, REFERENCES, TRIGGER ON ', @schema_id, '.* TO ', @migrator_account);
 
 -- Forget the passwords for the rest of this session.
 SET @app_password = NULL, @migrator_password = NULL;

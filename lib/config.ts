@@ -33,7 +33,7 @@ export const ConfigSchema = z
     DEV_JWT_SECRET: z.string().min(32, 'DEV_JWT_SECRET must be at least 32 characters').default('durable-ops-local-dev-secret-do-not-use-in-aws'),
     SQS_QUEUE_URL: z.string().url().optional(),
     SQS_ENDPOINT: z.string().url().optional(),
-    /** The worker queue's dead-letter queue, read by `npm run redrive-dlq` only. */
+    /** The worker queue's dead-letter queue, read by `npm run redrive-dlq` and `POST /api/ops/dlq/redrive`. */
     SQS_DLQ_URL: z.string().url().optional(),
     /** S3 bucket for task result objects (`demo.wait` `writeResult`); unset: tasks publish no result objects. */
     RESULTS_BUCKET: z

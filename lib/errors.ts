@@ -186,3 +186,14 @@ export class SecretInEvidenceError extends DurableOpsError {
     );
   }
 }
+
+/**
+ * Thrown when an operator asks to redrive dead letters but no dead-letter queue is configured (`SQS_DLQ_URL` and
+ * `SQS_QUEUE_URL`): HTTP 409 — the service as deployed cannot do it.
+ */
+export class DeadLetterQueueNotConfiguredError extends DurableOpsError {
+  readonly code = 'dead_letter_queue_not_configured' as const;
+  constructor() {
+    super('No dead-letter queue is configured (SQS_DLQ_URL).');
+  }
+}

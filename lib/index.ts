@@ -18,6 +18,7 @@ export { recordLifecycle, type LifecycleEvent, type LifecycleEventName, type Tel
 export {
   CapacityExhaustedError,
   ConfigError,
+  DeadLetterQueueNotConfiguredError,
   DurableOpsError,
   IdempotencyKeyReusedError,
   InvalidTransitionError,
@@ -117,7 +118,14 @@ export { StrategySnapshotDtoSchema, toStrategySnapshotDto, type StrategySnapshot
 
 // Durable recovery operations (DESIGN §8)
 export { beginDurableRecoveryOperation, BeginRecoverySchema, type BeginRecoveryInput } from './recovery/begin-recovery-operation.js';
-export { RecoveryHandle, type UnknownResolution, type Verification } from './recovery/recovery-handle.js';
+export { RecoveryHandle } from './recovery/recovery-handle.js';
+export {
+  parseUnknownResolution,
+  UnknownResolutionSchema,
+  VerificationCheckNameSchema,
+  type UnknownResolution,
+  type Verification,
+} from './recovery/unknown-resolution.js';
 export { takeOverRecoveryOperation } from './recovery/take-over-recovery-operation.js';
 export { verifyAllChains, loadVerifiedChain, type ChainReport } from './recovery/chain-verification.js';
 export { EvidenceSchema, parseEvidence, type Evidence } from './recovery/evidence.js';
@@ -136,6 +144,7 @@ export {
   InvalidRecoveryMoveError,
   NothingToTakeOverError,
   RecoveryKeyUsedError,
+  RecoveryOperationNotFoundError,
   StaleFenceError,
   VerificationRequiredError,
 } from './recovery/recovery-errors.js';
@@ -185,4 +194,22 @@ export { SqsWakeupSender, createSqsClient, type WakeupSender, type WakeupSendOpt
 export { startLocalStack, type LocalStack } from './local/local-stack.js';
 export { STAND_IN_MODEL, standInCompletion, startStandInModelServer, type StandInModelServer } from './local/stand-in-model.js';
 export { startLocalLambda, type LocalFunction, type LocalLambda } from './local/local-lambda.js';
-export { signDevToken, verifyDevToken } from './http/auth.js';
+export { OPS_READ_SCOPE, OPS_WRITE_SCOPE, signDevToken, verifyDevToken } from './http/auth.js';
+
+// The operator surface (`/api/ops/…`, issue 9): the response schemas the web console validates against
+export { OperatorOperationViewSchema, cancelAsOperator, retryAsOperator, type OperatorOperationView } from './operations/operator-operations.js';
+export { OperatorOperationPageDtoSchema, type OperatorOperationPageDto } from './http/page-dto.js';
+export {
+  NotificationViewSchema,
+  OperatorOperationDetailSchema,
+  getOperationDetailForOperator,
+  type NotificationView,
+  type OperatorOperationDetail,
+} from './operations/operator-operation-detail.js';
+export { TIMELINE_KINDS, TimelineEventSchema, timelineKindOf, type TimelineEvent, type TimelineKind } from './operations/operation-timeline.js';
+export { CapacityPoolViewSchema, CapacityViewSchema, getCapacityView, type CapacityPoolView, type CapacityView } from './capacity/capacity-view.js';
+export { ThroughputBucketSchema, ThroughputDtoSchema, ThroughputQuerySchema, getThroughput, type ThroughputDto } from './operations/throughput.js';
+export { SweepCountsSchema } from './sweeper/sweep-counts.js';
+export { SweeperRunDtoSchema, SweeperRunPageDtoSchema, listSweeperRuns, type SweeperRunDto } from './sweeper/sweeper-runs.js';
+export { ResolvedRecoveryDtoSchema, resolveUnknownAsOperator, type ResolvedRecoveryDto } from './recovery/resolve-unknown-as-operator.js';
+export { RedriveRequestSchema, RedriveResultSchema, redriveAsOperator, type RedriveResult } from './queue/redrive-as-operator.js';

@@ -7,6 +7,7 @@ import { noopMetrics, type OpsMetrics } from './observability/metrics.js';
 import { openStore, type Store } from './db/store.js';
 import { policyFromConfig, type OperationPolicy } from './operations/operation-policy.js';
 import { createSqsClient, SqsWakeupSender, type WakeupSender } from './queue/wakeup-sender.js';
+import { deadLetterQueueFromConfig, type DeadLetterQueue } from './queue/dead-letter-queue.js';
 import type { ResultObjects } from './results/result-objects.js';
 import { createS3Client } from './results/s3-client.js';
 import { createRecoveryModules, type RecoveryModuleRegistry } from './recovery/recovery-modules.js';
@@ -26,6 +27,8 @@ export interface Runtime {
   readonly policy: OperationPolicy;
   readonly capacity: CapacityPolicy;
   readonly wakeups: WakeupSender;
+  /** The worker queue's DLQ, for the operator's redrive; present only when `SQS_DLQ_URL` (and `SQS_QUEUE_URL`) is set. */
+  readonly deadLetters?: DeadLetterQueue;
   /** The modules that write durable recovery operations, with their reconciliation actions (DESIGN §8). */
   readonly recoveryModules: RecoveryModuleRegistry;
   readonly logger: Logger;
@@ -35,7 +38,7 @@ export interface Runtime {
   readonly results?: ResultObjects;
   /** The model routes of model tasks (DESIGN §5), with their process-local circuit breakers. */
   readonly models: ModelRoutes;
-  /** Closes the database pool (and the S3 and Lambda clients, if any). */
+  /** Closes the database pool (and the S3, DLQ and Lambda clients, if any). */
   close(): Promise<void>;
 }
 
@@ -69,7 +72,8 @@ export function createRegistry(config: Config): TaskRegistry {
 
 /**
  * Builds a {@link Runtime}. The SQS client targets `SQS_ENDPOINT` when set (local emulator), else the AWS region; with
- * `RESULTS_BUCKET` set, an S3 client (targeting `S3_ENDPOINT` when set) backs {@link Runtime.results}; the model routes
+ * `RESULTS_BUCKET` set, an S3 client (targeting `S3_ENDPOINT` when set) backs {@link Runtime.results}; with `SQS_DLQ_URL`
+ * set, a client of its own backs {@link Runtime.deadLetters}; the model routes
  * come from `MODEL_LOCAL_*` / `MODEL_EXTERNAL_*` (a `lambda:` route's client is made on first need).
  * @throws {ConfigError} when no wake-up sender is supplied and `SQS_QUEUE_URL` is unset, `DATABASE_URL` is invalid, or
  * the capacity file is unreadable or invalid.
@@ -88,6 +92,7 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
   const results: ResultObjects | undefined = config.RESULTS_BUCKET
     ? { s3: createS3Client({ region: config.AWS_REGION, ...(config.S3_ENDPOINT ? { endpoint: config.S3_ENDPOINT } : {}) }), bucket: config.RESULTS_BUCKET, store }
     : undefined;
+  const deadLetters = deadLetterQueueFromConfig(config);
   return {
     config,
     store,
@@ -99,9 +104,11 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     logger: overrides.logger ?? createProcessLogger(),
     metrics: overrides.metrics ?? noopMetrics,
     results,
+    ...(deadLetters ? { deadLetters } : {}),
     models,
     close: async () => {
       results?.s3.destroy();
+      deadLetters?.client.destroy();
       models.close();
       await store.destroy();
     },

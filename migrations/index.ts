@@ -25,6 +25,13 @@ import * as m20261201_0700 from './20261201000700_operations_claim_lane.js';
 import * as m20261201_0800 from './20261201000800_operations_claim_lane_index.js';
 import * as m20261201_0900 from './20261201000900_drop_operations_claim_index.js';
 import * as m20261201_1000 from './20261201001000_operations_created_index.js';
+import * as m20261201_1100 from './20261201001100_create_operation_events.js';
+import * as m20261201_1200 from './20261201001200_operation_events_operation_index.js';
+import * as m20261201_1300 from './20261201001300_operation_events_status_index.js';
+import * as m20261201_1400 from './20261201001400_operations_insert_trigger.js';
+import * as m20261201_1500 from './20261201001500_operations_update_trigger.js';
+import * as m20261201_1600 from './20261201001600_create_sweeper_runs.js';
+import * as m20261201_1700 from './20261201001700_sweeper_runs_finished_index.js';
 
 /**
  * Every migration, by name, imported statically so a bundled Lambda carries them (STYLE §16).
@@ -57,6 +64,13 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   '20261201000800_operations_claim_lane_index': m20261201_0800,
   '20261201000900_drop_operations_claim_index': m20261201_0900,
   '20261201001000_operations_created_index': m20261201_1000,
+  '20261201001100_create_operation_events': m20261201_1100,
+  '20261201001200_operation_events_operation_index': m20261201_1200,
+  '20261201001300_operation_events_status_index': m20261201_1300,
+  '20261201001400_operations_insert_trigger': m20261201_1400,
+  '20261201001500_operations_update_trigger': m20261201_1500,
+  '20261201001600_create_sweeper_runs': m20261201_1600,
+  '20261201001700_sweeper_runs_finished_index': m20261201_1700,
 });
 
 /** A kysely {@link MigrationProvider} over {@link migrations}. */

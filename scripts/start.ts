@@ -1,8 +1,10 @@
 /**
  * `npm start`: the whole stack locally (DESIGN §9). SQLite by default; DATABASE_URL=mysql://… for MariaDB;
  * SQS_QUEUE_URL (+ SQS_ENDPOINT) for an external queue. DEMO_TASKS and AI_TASKS default to 1 here; without
- * MODEL_LOCAL_URL the local model route is the deterministic stand-in.
+ * MODEL_LOCAL_URL the local model route is the deterministic stand-in. It first builds the operator console
+ * (`dist/console`, served at /console); a failed console build is reported and the API starts anyway.
  */
+import { buildConsole } from '../console/build-console.js';
 import { loadConfig, type Config } from '../lib/config.js';
 import { startLocalStack } from '../lib/local/local-stack.js';
 import { isStandIn } from '../lib/local/local-models.js';
@@ -22,6 +24,7 @@ const config: Config = (() => {
     return failed(error);
   }
 })();
+const consoleLine = await buildConsoleFor();
 const stack = await startLocalStack(config, createObservability()).catch(failed);
 
 const { local, external } = stack.runtime.models;
@@ -37,6 +40,7 @@ durable-ops local stack is listening on ${stack.url}
   database: ${database}
   tasks:    ${stack.runtime.registry.types().join(', ') || '(none)'}
   models:   ${modelRoutes}
+  console:  ${stack.url}/console  ${consoleLine}
 
 Get a token and admit a demo operation:
   TOKEN=$(npm run --silent token -- alice)
@@ -57,6 +61,18 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       () => process.exit(1),
     );
   });
+}
+
+/** Builds the operator console (a few seconds); returns how it went, for the start-up lines. Never throws. */
+async function buildConsoleFor(): Promise<string> {
+  const started = Date.now();
+  try {
+    await buildConsole();
+    return `(built in ${((Date.now() - started) / 1000).toFixed(1)} s; sign in with: npm run --silent token -- <you> --scope ops:read,ops:write)`;
+  } catch (error) {
+    console.error(`the operator console did not build: ${describeError(error).errorMessage}`);
+    return '(NOT BUILT: see the error above; the API runs without it)';
+  }
 }
 
 /** The URL with any password replaced by `***` (parsed, so `user:p@ss@host` and `:pw@host` are masked too). */

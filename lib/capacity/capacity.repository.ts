@@ -12,6 +12,12 @@ import { ACTIVE_STATUSES } from '../operations/operation-status.js';
 /** Prefix of execution (route) pools: their slots are held only while an attempt runs. */
 export const ROUTE_POOL_PREFIX = 'route:';
 
+/** Prefix of the per-task-type global admission pools (`global:<task type>`). */
+export const GLOBAL_POOL_PREFIX = 'global:';
+
+/** Prefix of the per-owner admission pools (`owner:<task type>:<owner>`). */
+export const OWNER_POOL_PREFIX = 'owner:';
+
 /** Whether slot `slotNo` of the pool exists (a primary-key lookup). */
 export async function slotExists(ctx: DbContext, poolKey: string, slotNo: number): Promise<boolean> {
   const row = await ctx.db.selectFrom('capacity_slots').select('slot_no').where('pool_key', '=', poolKey).where('slot_no', '=', slotNo).executeTakeFirst();
@@ -98,4 +104,44 @@ export async function freeLeakedSlots(ctx: TxContext, holders: readonly string[]
     .where(leaked)
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
+}
+
+/** Slot rows and held slots of one pool, as {@link countPoolSlots} and {@link mostHeldPools} read them. */
+export interface PoolCount {
+  readonly poolKey: string;
+  /** Slot rows the pool has (its largest limit so far); {@link mostHeldPools} leaves it undefined. */
+  readonly slotRows?: number;
+  readonly held: number;
+}
+
+/** Slot rows and held slots of every pool whose key starts with `prefix` (a primary-key range), by key. */
+export async function countPoolSlots(ctx: DbContext, prefix: string): Promise<PoolCount[]> {
+  const rows = await ctx.db
+    .selectFrom('capacity_slots')
+    .select(['pool_key', (eb) => eb.fn.countAll<number | string>().as('slot_rows'), (eb) => eb.fn.count<number | string>('operation_id').as('held')])
+    .where('pool_key', 'like', `${prefix}%`)
+    .groupBy('pool_key')
+    .orderBy('pool_key')
+    .execute();
+  return rows.map((row) => ({ poolKey: row.pool_key, slotRows: Number(row.slot_rows), held: Number(row.held) }));
+}
+
+/**
+ * The `limit` pools whose key starts with `prefix` holding the most slots (ties by key), pools holding none left out.
+ * Reads held slots only (`capacity_slots_holder_idx`, which carries the primary key): its cost follows the active
+ * operations, not the number of pools.
+ */
+export async function mostHeldPools(ctx: DbContext, prefix: string, limit: number): Promise<PoolCount[]> {
+  const held = sql<number | string>`count(*)`;
+  const rows = await ctx.db
+    .selectFrom('capacity_slots')
+    .select(['pool_key', held.as('held')])
+    .where('operation_id', 'is not', null)
+    .where('pool_key', 'like', `${prefix}%`)
+    .groupBy('pool_key')
+    .orderBy(held, 'desc')
+    .orderBy('pool_key')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ poolKey: row.pool_key, held: Number(row.held) }));
 }

@@ -2,7 +2,9 @@ import { CapacityExhaustedError } from '../errors.js';
 import type { TxContext } from '../db/database.js';
 import type { Store } from '../db/store.js';
 import {
+  GLOBAL_POOL_PREFIX,
   insertMissingSlots,
+  OWNER_POOL_PREFIX,
   releaseSlotsOf,
   ROUTE_POOL_PREFIX,
   selectFreeSlot,
@@ -13,12 +15,12 @@ import type { CapacityPolicy } from './capacity-policy.js';
 
 /** Pool of one owner's active operations of one task type. */
 export function ownerPoolKey(taskType: string, ownerUserId: string): string {
-  return `owner:${taskType}:${ownerUserId}`;
+  return `${OWNER_POOL_PREFIX}${taskType}:${ownerUserId}`;
 }
 
 /** Pool of everyone's active operations of one task type. */
 export function globalPoolKey(taskType: string): string {
-  return `global:${taskType}`;
+  return `${GLOBAL_POOL_PREFIX}${taskType}`;
 }
 
 /** Pool of running attempts on one execution route (e.g. `route:local-model`). */

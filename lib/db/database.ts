@@ -1,4 +1,4 @@
-import type { ColumnType, Kysely, RawBuilder, Transaction } from 'kysely';
+import type { ColumnType, Generated, Kysely, RawBuilder, Transaction } from 'kysely';
 import type { OperationStatus } from '../operations/operation-status.js';
 import type { PrivacyMode } from '../owners/privacy-mode.js';
 
@@ -158,6 +158,32 @@ export interface AiWorkspaceNotesTable {
   updated_at: string;
 }
 
+/**
+ * One change of an operation's `status` or `attempt`, written only by the triggers on `operations` (migrations
+ * `20261201001100`–`20261201001500`), never by the code. `at` is the operation's `updated_at` after the change; `cycle`
+ * its `retry_count`; `failure_code` its code after the change, or `lease_expired` when the change ended an expired lease.
+ */
+export interface OperationEventsTable {
+  /** Global auto-increment: an operation's events in `seq` order are its changes in commit order. */
+  seq: Generated<number>;
+  operation_id: string;
+  at: string;
+  /** NULL for the admission (the row's insert). */
+  from_status: OperationStatus | null;
+  to_status: OperationStatus;
+  attempt: number;
+  cycle: number;
+  failure_code: string | null;
+}
+
+/** One sweeper run: its start and end (database clock) and its `SweepCounts` as JSON (at most 1024 characters). */
+export interface SweeperRunsTable {
+  id: Generated<number>;
+  started_at: string;
+  finished_at: string;
+  counts: string;
+}
+
 /** The kysely schema of durable-ops. */
 export interface Database {
   recovery_operations: RecoveryOperationsTable;
@@ -165,6 +191,8 @@ export interface Database {
   operations: OperationsTable;
   operation_notifications: OperationNotificationsTable;
   operation_key_aliases: OperationKeyAliasesTable;
+  operation_events: OperationEventsTable;
+  sweeper_runs: SweeperRunsTable;
   owner_settings: OwnerSettingsTable;
   capacity_slots: CapacitySlotsTable;
   jobs: JobsTable;

@@ -70,12 +70,12 @@ function dispatch(route: OwnerRoute | OperatorRoute, deps: ApiDeps, event: ApiEv
 }
 
 /**
- * Builds the API Lambda (owner API, DESIGN §7, and the operator route of §8) for API Gateway HTTP API payload 2.0
+ * Builds the API Lambda (owner API, DESIGN §7, and the operator routes of §8) for API Gateway HTTP API payload 2.0
  * events: middy with `@middy/http-router` over {@link API_ROUTES}, a check that the JWT authorizer's `sub` claim is
  * present (on every route but the public OpenAPI document, which answers without dependencies or claims), the
- * operator-route gate (404 without the route's scope), and the problem-details middleware that turns
- * every error into RFC 9457 `application/problem+json` — including 401 (no claims), 404 (no such path, or an operator
- * path without the scope) and 405 (path exists, method does not; with `Allow`).
+ * operator-route gate (404 without the route's scope: `ops:read` or `ops:write`), and the problem-details middleware
+ * that turns every error into RFC 9457 `application/problem+json` — including 401 (no claims), 404 (no such path, or an
+ * operator path without the scope) and 405 (path exists, method does not; with `Allow`).
  *
  * The router matches `requestContext.http.path`; deploy on the `$default` stage (no stage prefix in the path).
  * @param deps the dependencies, or a function resolving them on first use (a Lambda cold start builds them on the

@@ -6,8 +6,16 @@ import { OperationDtoSchema } from '../operations/operation-dto.js';
 import { ListNotificationsQuerySchema, ListOperationsQuerySchema, OperationIdSchema } from '../operations/owner-reads.js';
 import { OwnerSettingsDtoSchema, OwnerSettingsPatchSchema } from '../owners/owner-settings.js';
 import { UnresolvedListQuerySchema } from '../recovery/unresolved.js';
+import { CapacityViewSchema } from '../capacity/capacity-view.js';
+import { OperatorOperationDetailSchema } from '../operations/operator-operation-detail.js';
+import { OperatorListQuerySchema, OperatorOperationViewSchema } from '../operations/operator-operations.js';
+import { ThroughputDtoSchema, ThroughputQuerySchema } from '../operations/throughput.js';
+import { RedriveRequestSchema, RedriveResultSchema } from '../queue/redrive-as-operator.js';
+import { ResolvedRecoveryDtoSchema } from '../recovery/resolve-unknown-as-operator.js';
+import { UnknownResolutionSchema } from '../recovery/unknown-resolution.js';
+import { SweeperRunPageDtoSchema, SweepListQuerySchema } from '../sweeper/sweeper-runs.js';
 import { StrategySnapshotDtoSchema } from '../features/strategy-snapshot/strategy-snapshot-dto.js';
-import { NotificationPageDtoSchema, OperationPageDtoSchema, UnresolvedRecoveryPageDtoSchema } from './page-dto.js';
+import { NotificationPageDtoSchema, OperationPageDtoSchema, OperatorOperationPageDtoSchema, UnresolvedRecoveryPageDtoSchema } from './page-dto.js';
 import type { ProblemStatus, RouteDoc } from './route-doc.js';
 
 /**
@@ -35,6 +43,21 @@ const operationIdParam = z.strictObject({
 const jobIdParam = z.strictObject({
   jobId: JobIdSchema.meta({ description: 'The job id. A malformed id answers 404, like a missing one or another owner’s.' }),
 });
+
+const operatorOperationIdParam = z.strictObject({
+  id: OperationIdSchema.meta({ description: 'The operation id, whoever owns it. A malformed id answers 404, like a missing one.' }),
+});
+
+const recoveryIdParam = z.strictObject({
+  id: z.string().meta({ description: 'The recovery operation id. A malformed id answers 404, like a missing one.' }),
+});
+
+/** How an operator route hides (DESIGN §8 "Ops surface"): a 404 for any method, never a 401/403 that would confirm it. */
+const HIDDEN_ROUTE = 'To every other caller the route does not exist: a 404 for any method, never a 401/403 that would confirm it (DESIGN §8 "Ops surface").';
+const OPS_READ_ONLY = `Needs the JWT scope \`ops:read\`. ${HIDDEN_ROUTE}`;
+const OPS_WRITE_ONLY = `Needs the JWT scope \`ops:write\` (\`ops:read\` alone is not enough). ${HIDDEN_ROUTE}`;
+const LACKS_READ = 'The caller’s token lacks the `ops:read` scope.';
+const LACKS_WRITE = 'The caller’s token lacks the `ops:write` scope.';
 
 /** The problems of an admission (DESIGN §4, §7), shared by `POST /api/operations` and the feature producer. */
 const ADMISSION_PROBLEMS = {
@@ -185,16 +208,111 @@ export const ROUTE_DOCS = {
       404: '`job_not_found`, or `snapshot_not_found` — with `statusUrl` naming the operation producing it, when one is active.',
     },
   },
+  listOperationsForOperator: {
+    operationId: 'listOperationsForOperator',
+    tag: 'operators',
+    summary: 'List every owner’s operations, newest first (operators only)',
+    description: `${OPS_READ_ONLY} Filters \`status\`, \`ownerUserId\`, \`taskType\`; \`limit\` 1–100 (default 20); pass \`nextCursor\` back as \`cursor\`.`,
+    query: OperatorListQuerySchema,
+    success: { 200: { description: 'A page of operator views.', schema: OperatorOperationPageDtoSchema } },
+    problems: { 400: 'An invalid filter, limit or cursor (operators only).', 404: LACKS_READ },
+  },
+  getOperationForOperator: {
+    operationId: 'getOperationForOperator',
+    tag: 'operators',
+    summary: 'Read any operation with its timeline and notifications (operators only)',
+    description:
+      `${OPS_READ_ONLY} The timeline has one event per change of status or attempt, oldest first, each with its kind ` +
+      '(`admitted`, `claimed`, `retry_scheduled`, `lease_lost`, `fallback_scheduled`, `succeeded`, `failed`, `cancelled`, ' +
+      '`owner_retry`, `deadline_passed`); at most the latest 500 events and notifications.',
+    pathParams: operatorOperationIdParam,
+    success: { 200: { description: 'The operation, its timeline and its terminal notifications.', schema: OperatorOperationDetailSchema } },
+    problems: { 404: `No such operation. ${LACKS_READ}` },
+  },
+  cancelAsOperator: {
+    operationId: 'cancelAsOperator',
+    tag: 'operators',
+    summary: 'Cancel an operation on its owner’s behalf (operators only)',
+    description: `${OPS_WRITE_ONLY} Exactly the owner’s cancel: a waiting operation is cancelled at once, a running one gets \`cancelRequested\`.`,
+    pathParams: operatorOperationIdParam,
+    success: { 200: { description: 'The operator view after the cancel.', schema: OperatorOperationViewSchema } },
+    problems: { 404: `No such operation. ${LACKS_WRITE}`, 409: 'The operation already succeeded or failed.' },
+  },
+  retryAsOperator: {
+    operationId: 'retryAsOperator',
+    tag: 'operators',
+    summary: 'Retry a failed or cancelled operation on its owner’s behalf (operators only)',
+    description: `${OPS_WRITE_ONLY} Exactly the owner’s retry: \`queued\` again with a fresh attempt budget, within the owner’s manual-retry budget and capacity.`,
+    pathParams: operatorOperationIdParam,
+    success: { 202: { description: 'The operator view, `queued` again.', schema: OperatorOperationViewSchema } },
+    problems: {
+      403: 'The owner is no longer entitled to the task type.',
+      404: `No such operation. ${LACKS_WRITE}`,
+      409: 'Not failed or cancelled, the manual-retry budget is used up, or another operation is active on its exclusive subject.',
+      429: ADMISSION_PROBLEMS[429],
+    },
+  },
+  getCapacity: {
+    operationId: 'getCapacity',
+    tag: 'operators',
+    summary: 'Capacity pools and how full they are (operators only)',
+    description: `${OPS_READ_ONLY} Every global pool in use, every route pool, and the 50 owner pools holding the most slots (ties by key); \`slots\` is the configured limit.`,
+    success: { 200: { description: 'The pools.', schema: CapacityViewSchema } },
+    problems: { 404: LACKS_READ },
+  },
   listUnresolvedRecovery: {
     operationId: 'listUnresolvedRecovery',
     tag: 'operators',
     summary: 'List unresolved durable recovery operations (operators only)',
     description:
-      'Needs the JWT scope `ops:read`. To every other caller the route does not exist: a 404 for any method, never a 401/403 that would confirm it (DESIGN §8 "Ops surface"). ' +
-      'Oldest first, at most `limit` (1–100, default 50) items, each with its module’s reconciliation action; no cursor, narrow with `state`.',
+      `${OPS_READ_ONLY} ` +
+      'Oldest first, at most `limit` (1–100, default 50) items, each with its module’s reconciliation action and its hash chain’s verdict; no cursor, narrow with `state`.',
     query: UnresolvedListQuerySchema,
     success: { 200: { description: 'The unresolved recovery operations.', schema: UnresolvedRecoveryPageDtoSchema } },
-    problems: { 400: 'An invalid state or limit (operators only).', 404: 'The caller’s token lacks the `ops:read` scope.' },
+    problems: { 400: 'An invalid state or limit (operators only).', 404: LACKS_READ },
+  },
+  resolveUnknownRecovery: {
+    operationId: 'resolveUnknownRecovery',
+    tag: 'operators',
+    summary: 'Resolve an outcome_unknown recovery operation with evidence (operators only)',
+    description:
+      `${OPS_WRITE_ONLY} Takes the operation over as \`operator:<sub>\` once its holder’s lease expired, then resolves it: ` +
+      '`occurred: true` → `succeeded`, `false` → `verified_recovered`. Evidence holds opaque references, digests, counts and result codes only.',
+    pathParams: recoveryIdParam,
+    body: { schema: UnknownResolutionSchema, description: '`occurred` and a verification of 1–16 named checks with evidence.' },
+    success: { 200: { description: 'The operation and the state it was left in.', schema: ResolvedRecoveryDtoSchema } },
+    problems: {
+      400: 'An invalid resolution or evidence (including secret-looking evidence), with field errors.',
+      404: `No such recovery operation. ${LACKS_WRITE}`,
+      409: 'Not `outcome_unknown`, a live lease holds it, or its hash chain does not verify.',
+    },
+  },
+  redriveDeadLetters: {
+    operationId: 'redriveDeadLetters',
+    tag: 'operators',
+    summary: 'Move dead letters back to the worker queue, each once (operators only)',
+    description: `${OPS_WRITE_ONLY} The body is optional: \`{"maxMessages": 1–100}\` (default 100). Each message goes through the recovery ledger, so none is sent twice.`,
+    body: { schema: RedriveRequestSchema, description: 'Optional: how many dead letters to take at most.' },
+    success: { 200: { description: 'How many were moved, skipped (already redriven once) and rejected by SQS.', schema: RedriveResultSchema } },
+    problems: { 400: 'An invalid body.', 404: LACKS_WRITE, 409: 'No dead-letter queue is configured (`SQS_DLQ_URL`).' },
+  },
+  listSweeps: {
+    operationId: 'listSweeps',
+    tag: 'operators',
+    summary: 'Recorded sweeper runs, newest first (operators only)',
+    description: `${OPS_READ_ONLY} \`limit\` 1–100 (default 20); runs are kept for 7 days.`,
+    query: SweepListQuerySchema,
+    success: { 200: { description: 'The latest sweeper runs with their counts.', schema: SweeperRunPageDtoSchema } },
+    problems: { 400: 'An invalid limit (operators only).', 404: LACKS_READ },
+  },
+  getThroughput: {
+    operationId: 'getThroughput',
+    tag: 'operators',
+    summary: 'Operations admitted, succeeded, failed and cancelled per minute (operators only)',
+    description: `${OPS_READ_ONLY} \`minutes\` 1–1440 (default 60), ending with the current minute; one bucket per minute, oldest first, zero-filled.`,
+    query: ThroughputQuerySchema,
+    success: { 200: { description: 'The buckets.', schema: ThroughputDtoSchema } },
+    problems: { 400: 'An invalid `minutes` (operators only).', 404: LACKS_READ },
   },
   getOpenApiDocument: {
     operationId: 'getOpenApiDocument',

@@ -8,8 +8,7 @@ import { cancelOperation, retryOperation } from '../operations/owner-commands.js
 import { getOperation, listNotifications, listOperations } from '../operations/owner-reads.js';
 import type { OwnerScope } from '../operations/scopes.js';
 import { getOwnSettings, OwnerSettingsDtoSchema, updateOwnSettings } from '../owners/owner-settings.js';
-import { listUnresolved } from '../recovery/unresolved.js';
-import { OPS_READ_SCOPE } from './auth.js';
+import { OPERATOR_ROUTES } from './operator-routes.js';
 import { MAX_JOB_BODY_BYTES, parseJsonObjectBody } from './json-body.js';
 import { readStrategySnapshot, requestStrategySnapshot } from '../features/strategy-snapshot/strategy-snapshot.js';
 import { StrategySnapshotDtoSchema, toStrategySnapshotDto } from '../features/strategy-snapshot/strategy-snapshot-dto.js';
@@ -17,7 +16,7 @@ import { jsonResponse } from './json-response.js';
 import { ROUTE_DOCS } from './api-route-docs.js';
 import { openApiResponse } from './openapi.js';
 import type { RouteDoc } from './route-doc.js';
-import { NotificationPageDtoSchema, OperationPageDtoSchema, UnresolvedRecoveryPageDtoSchema } from './page-dto.js';
+import { NotificationPageDtoSchema, OperationPageDtoSchema } from './page-dto.js';
 
 /** An API Gateway HTTP API (payload 2.0) event that passed a JWT authorizer. */
 export type ApiEvent = APIGatewayProxyEventV2WithJWTAuthorizer;
@@ -27,10 +26,11 @@ export type ApiResult = APIGatewayProxyStructuredResultV2;
 
 /**
  * What the API needs: the database, the task types it admits, the operation policy, the capacity policy
- * (admission limits, DESIGN §4), the wake-up queue, the modules of the recovery ledger (their reconciliation actions,
- * DESIGN §8), a logger and the metrics the services count into. A `Runtime` is one.
+ * (admission limits, DESIGN §4), the wake-up queue, the dead-letter queue when one is configured (the operator's
+ * redrive), the modules of the recovery ledger (their reconciliation actions, DESIGN §8), a logger and the metrics the
+ * services count into. A `Runtime` is one.
  */
-export type ApiDeps = Pick<Runtime, 'store' | 'registry' | 'policy' | 'capacity' | 'wakeups' | 'recoveryModules' | 'logger' | 'metrics'>;
+export type ApiDeps = Pick<Runtime, 'store' | 'registry' | 'policy' | 'capacity' | 'wakeups' | 'deadLetters' | 'recoveryModules' | 'logger' | 'metrics'>;
 
 /**
  * The answer to an admission (DESIGN §7): 202 + `Location` for a new operation; 200 + `Idempotent-Replayed: true` for a
@@ -88,8 +88,8 @@ export type ApiRoute = OwnerRoute | OperatorRoute | PublicRoute;
 export const OPENAPI_DOCUMENT_PATH = '/api/openapi.json';
 
 /**
- * The owner API, exactly as DESIGN §7 lists it. Every body passes its DTO schema on the way out; errors are thrown
- * and answered by the problem-details middleware.
+ * The API: the owner API, exactly as DESIGN §7 lists it, the operator surface and the public OpenAPI document. Every
+ * body passes its DTO schema on the way out; errors are thrown and answered by the problem-details middleware.
  *
  * - `POST /api/operations` — header `Idempotency-Key` (1–128 of `[A-Za-z0-9._:-]`), body
  *   `{taskType, subject: {type, id}, params?}`. New: **202** + `Location: /api/operations/{id}`. Replay of the same
@@ -112,8 +112,8 @@ export const OPENAPI_DOCUMENT_PATH = '/api/openapi.json';
  *   while one is already active for the job (DESIGN §7 feature producer). 404 job, 403 / 429 as admission.
  * - `GET /api/jobs/{jobId}/strategy-snapshot` — cache only, never starts model work: 200 the published snapshot, or 404
  *   `snapshot_not_found` whose `statusUrl` names the active operation producing it, when there is one.
- * - `GET /api/ops/recovery?state=&limit=` — operators only (JWT scope `ops:read`; anyone else gets 404): 200
- *   `{items}`, the unresolved durable recovery operations, oldest first, each with its module's reconciliation action.
+ * - `/api/ops/…` — the operator surface, `OPERATOR_ROUTES` (`lib/http/operator-routes.ts`): GET routes need the JWT
+ *   scope `ops:read`, POST routes `ops:write`; anyone else gets 404, as for a path that does not exist.
  * - `GET /api/openapi.json` — public, no token: 200 the OpenAPI 3.1 document of these routes (`lib/http/openapi.ts`),
  *   built once per process.
  */
@@ -229,17 +229,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
       return jsonResponse(200, StrategySnapshotDtoSchema, toStrategySnapshotDto(await readStrategySnapshot(scope, event.pathParameters?.jobId)));
     },
   },
-  {
-    access: 'operator',
-    scope: OPS_READ_SCOPE,
-    method: 'GET',
-    path: '/api/ops/recovery',
-    doc: ROUTE_DOCS.listUnresolvedRecovery,
-    async handle(deps, event) {
-      const items = await listUnresolved(deps.store, deps.recoveryModules, event.queryStringParameters ?? {});
-      return jsonResponse(200, UnresolvedRecoveryPageDtoSchema, { items });
-    },
-  },
+  ...OPERATOR_ROUTES,
   {
     access: 'public',
     method: 'GET',

@@ -37,8 +37,14 @@ export function ownerFromEvent(event: APIGatewayProxyEventV2WithJWTAuthorizer): 
   return parsed.data;
 }
 
-/** The OAuth scope that lets a caller read the operator surface (`GET /api/ops/recovery`, DESIGN §8 "Ops surface"). */
+/** The OAuth scope that lets a caller read the operator surface (`GET /api/ops/…`, DESIGN §8 "Ops surface"). */
 export const OPS_READ_SCOPE = 'ops:read';
+
+/**
+ * The OAuth scope that lets a caller act on the operator surface (the `POST /api/ops/…` routes: cancel, retry,
+ * resolve-unknown, redrive). Independent of {@link OPS_READ_SCOPE}: a console that acts and reads needs both.
+ */
+export const OPS_WRITE_SCOPE = 'ops:write';
 
 /**
  * The OAuth scopes of an API Gateway HTTP API (payload 2.0) event, read like {@link ownerFromEvent}: the verified

@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import { readFile, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { extname, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Context } from 'aws-lambda';
 import { UnauthorizedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isPublicRequest } from './api-handler.js';
 import type { ApiEvent, ApiResult } from './api-routes.js';
 import { verifyDevToken, type DevTokenClaims } from './auth.js';
-import { ContentTooLargeError, RouteNotFoundError } from './http-errors.js';
+import { ContentTooLargeError, MethodNotAllowedError, RouteNotFoundError } from './http-errors.js';
 import { localLambdaContext } from '../local/lambda-context.js';
 import { toApiGatewayEvent } from './local-api-event.js';
 import { problemResponse } from './problem-details.js';
@@ -32,6 +35,11 @@ export interface LocalHttpServerOptions {
   /** HS256 secret that dev tokens are verified with (`DEV_JWT_SECRET`). */
   readonly devJwtSecret: string;
   readonly logger: Logger;
+  /**
+   * The built operator console served at `/console` (`npm run build:console`).
+   * @default the repository's `dist/console`
+   */
+  readonly consoleDir?: string;
 }
 
 /** A running local HTTP server. */
@@ -52,8 +60,102 @@ function hint(baseUrl: string): string {
     'Get a dev token:  TOKEN=$(npm run --silent token -- <user-id> [--scope a,b] [--expires-in 12h])',
     `Call the API:     curl -H "Authorization: Bearer $TOKEN" ${baseUrl}/api/operations`,
     `OpenAPI 3.1:      curl ${baseUrl}/api/openapi.json   (no token needed)`,
+    `Operator console: ${baseUrl}/console   (sign in with a token holding --scope ops:read,ops:write)`,
     '',
   ].join('\n');
+}
+
+/** Where the operator console is served; every path under it that is not a file is one of its client routes. */
+const CONSOLE_PREFIX = '/console';
+
+/** The repository's built console: `npm run build:console` (and `npm start`) write it. */
+const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../dist/console', import.meta.url));
+
+/** Content types of the files a Vite build writes; anything else is served as `application/octet-stream`. */
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.map': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.webp': 'image/webp',
+  '.woff2': 'font/woff2',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+/**
+ * Headers of every console file: a strict Content-Security-Policy (only this origin's scripts, styles and API; no
+ * inline script, no eval, no framing) — the page holds a bearer token — no MIME sniffing, no referrer.
+ */
+const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
+
+/** The body of every `/console` request while `dist/console` has no `index.html`. */
+const NOT_BUILT =
+  'The operator console is not built. Run `npm run build:console` (npm start builds it), then reload.\n';
+
+/** `/console` itself or anything below it (not `/consoles`). */
+function isConsolePath(path: string): boolean {
+  return path === CONSOLE_PREFIX || path.startsWith(`${CONSOLE_PREFIX}/`);
+}
+
+/** The file at `path`, or undefined when there is none (or it is a directory). */
+async function readFileIfAny(path: string): Promise<Buffer | undefined> {
+  try {
+    return (await stat(path)).isFile() ? await readFile(path) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Answers `GET`/`HEAD` under `/console` from the built console in `dir`: the file the path names, with its content type;
+ * `index.html` for any other path without a file extension (the console's client routes, e.g.
+ * `/console/operations/<id>`); 404 for a missing asset. A path that leaves `dir` once decoded (`..`, `%2e%2e`, a
+ * backslash, a NUL, a dot-file) is a 404 before the file system is asked. Hashed assets (`/console/assets/…`) are
+ * cacheable for a year; everything else is revalidated.
+ * @throws {MethodNotAllowedError} for any other method (405, `Allow: GET, HEAD`).
+ * @throws {RouteNotFoundError} for a missing asset or a path outside `dir`.
+ */
+async function serveConsole(method: string, path: string, dir: string): Promise<ApiResult> {
+  if (method !== 'GET' && method !== 'HEAD') throw new MethodNotAllowedError(['GET', 'HEAD']);
+  const root = resolve(dir);
+  const index = await readFileIfAny(resolve(root, 'index.html'));
+  if (index === undefined) {
+    return { statusCode: 404, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, body: NOT_BUILT };
+  }
+  let segments: string[];
+  try {
+    segments = decodeURIComponent(path.slice(CONSOLE_PREFIX.length)).split('/').filter((segment) => segment !== '');
+  } catch {
+    throw new RouteNotFoundError();
+  }
+  if (segments.some((segment) => segment.startsWith('.') || segment.includes('\\') || segment.includes('\0'))) throw new RouteNotFoundError();
+  const target = resolve(root, ...segments);
+  if (!target.startsWith(`${root}${sep}`) && target !== root) throw new RouteNotFoundError();
+  const last = segments.at(-1) ?? '';
+  const file = segments.length > 0 ? await readFileIfAny(target) : undefined;
+  if (file === undefined && extname(last) !== '') throw new RouteNotFoundError();
+  const [body, type] = file === undefined ? [index, '.html'] : [file, extname(last).toLowerCase()];
+  const cacheable = file !== undefined && segments[0] === 'assets';
+  return {
+    statusCode: 200,
+    headers: {
+      ...CONSOLE_HEADERS,
+      'content-type': CONTENT_TYPES[type] ?? 'application/octet-stream',
+      'content-length': String(body.byteLength),
+      'cache-control': cacheable ? 'public, max-age=31536000, immutable' : 'no-cache',
+    },
+    ...(method === 'HEAD' ? {} : { body: body.toString('base64'), isBase64Encoded: true }),
+  };
 }
 
 /**
@@ -97,6 +199,7 @@ async function invoke(request: IncomingMessage, options: LocalHttpServerOptions)
     const body = hint(`http://${request.headers.host ?? 'localhost'}`);
     return { statusCode: 200, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, body };
   }
+  if (isConsolePath(path)) return serveConsole(request.method ?? 'GET', path, options.consoleDir ?? DEFAULT_CONSOLE_DIR);
   if (path !== '/api' && !path.startsWith('/api/')) throw new RouteNotFoundError();
   // As API Gateway does for a route deployed without the authorizer: no token asked, none verified, no claims passed.
   const claims = isPublicRequest(request.method ?? 'GET', path) ? undefined : await authorize(request.headers.authorization, options.devJwtSecret);
@@ -124,7 +227,9 @@ async function invoke(request: IncomingMessage, options: LocalHttpServerOptions)
  * document, `GET /api/openapi.json`) pass without a token and without claims, as API Gateway deploys them — caps bodies at
  * {@link LOCAL_MAX_BODY_BYTES} (**413**), turns the request into a payload 2.0 event carrying the verified claims,
  * calls `handler`, and writes its status, headers and body back. `GET /` answers a plain-text hint on getting a
- * token; other paths outside `/api` answer 404.
+ * token; `GET /console` and `/console/*` serve the built operator console from `consoleDir` (`index.html` for its client
+ * routes; a plain-text 404 when it is not built; no token needed — the page asks for one and calls `/api` with it);
+ * other paths outside `/api` answer 404.
  * @throws {Error} when the port cannot be bound.
  */
 export async function startLocalHttpServer(options: LocalHttpServerOptions): Promise<LocalHttpServer> {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { NotificationDtoSchema, OperationDtoSchema } from '../operations/operation-dto.js';
+import { OperatorOperationViewSchema } from '../operations/operator-operations.js';
 import { UnresolvedRecoveryDtoSchema } from '../recovery/unresolved.js';
 
 /** Body of `GET /api/operations` (DESIGN §7): at most 100 operation DTOs, newest first, and the opaque next cursor. */
@@ -30,3 +31,15 @@ export const UnresolvedRecoveryPageDtoSchema = z.strictObject({
 
 /** See {@link UnresolvedRecoveryPageDtoSchema}. */
 export type UnresolvedRecoveryPageDto = z.infer<typeof UnresolvedRecoveryPageDtoSchema>;
+
+/**
+ * Body of `GET /api/ops/operations` (issue 9, operators only): at most 100 operator views of every owner's operations,
+ * newest first, and the opaque next cursor.
+ */
+export const OperatorOperationPageDtoSchema = z.strictObject({
+  items: z.array(OperatorOperationViewSchema).max(100),
+  nextCursor: z.string().nullable(),
+}).meta({ id: 'OperatorOperationPageDto' });
+
+/** See {@link OperatorOperationPageDtoSchema}. */
+export type OperatorOperationPageDto = z.infer<typeof OperatorOperationPageDtoSchema>;

@@ -3,6 +3,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { z } from 'zod';
 import {
   CapacityExhaustedError,
+  DeadLetterQueueNotConfiguredError,
   DurableOpsError,
   IdempotencyKeyReusedError,
   InvalidTransitionError,
@@ -10,6 +11,7 @@ import {
   NotEntitledError,
   OperationNotFoundError,
   RetryLimitReachedError,
+  SecretInEvidenceError,
   SnapshotNotFoundError,
   SubjectBusyError,
   UnauthorizedError,
@@ -19,6 +21,14 @@ import {
 import { describeError, type Logger } from '../logger.js';
 import { ContentTooLargeError, MethodNotAllowedError, RouteNotFoundError } from './http-errors.js';
 import { statusUrlOf } from '../operations/operation-dto.js';
+import {
+  ChainBrokenError,
+  InvalidRecoveryMoveError,
+  NothingToTakeOverError,
+  RecoveryOperationNotFoundError,
+  StaleFenceError,
+  VerificationRequiredError,
+} from '../recovery/recovery-errors.js';
 
 /** Media type of every error response (RFC 9457 §3). */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -57,23 +67,32 @@ type ErrorClass = abstract new (...args: never[]) => DurableOpsError;
 
 /**
  * The one table from error class to HTTP status (STYLE §7; statuses from DESIGN §7 and §4 — 403 for a missing
- * entitlement, 429 for exhausted capacity — and, for a reused key, the IETF `Idempotency-Key` header draft §2.7).
+ * entitlement, 429 for exhausted capacity — and, for a reused key, the IETF `Idempotency-Key` header draft §2.7; the
+ * recovery ledger's refusals of the operator routes, DESIGN §8: 400 evidence, 404 unknown id, 409 state, lease or chain).
  * Typed errors absent here (`LeaseLostError`, `ScopeViolationError`, `ConfigError`) are server faults if they ever
  * reach the API: they answer the generic 500.
  */
 const STATUS_OF: ReadonlyArray<{ readonly error: ErrorClass; readonly status: number; readonly title: string }> = [
   { error: ValidationError, status: 400, title: 'Invalid request' },
   { error: UnknownTaskTypeError, status: 400, title: 'Unknown task type' },
+  { error: VerificationRequiredError, status: 400, title: 'Verification required' },
+  { error: SecretInEvidenceError, status: 400, title: 'Secret in evidence' },
   { error: UnauthorizedError, status: 401, title: 'Unauthorized' },
   { error: NotEntitledError, status: 403, title: 'Not entitled' },
   { error: OperationNotFoundError, status: 404, title: 'Operation not found' },
   { error: SnapshotNotFoundError, status: 404, title: 'Snapshot not found' },
   { error: JobNotFoundError, status: 404, title: 'Job not found' },
+  { error: RecoveryOperationNotFoundError, status: 404, title: 'Recovery operation not found' },
   { error: RouteNotFoundError, status: 404, title: 'Not found' },
   { error: MethodNotAllowedError, status: 405, title: 'Method not allowed' },
   { error: InvalidTransitionError, status: 409, title: 'Conflict with the operation state' },
   { error: RetryLimitReachedError, status: 409, title: 'Retry limit reached' },
   { error: SubjectBusyError, status: 409, title: 'Subject busy' },
+  { error: InvalidRecoveryMoveError, status: 409, title: 'Conflict with the recovery operation state' },
+  { error: NothingToTakeOverError, status: 409, title: 'Recovery operation is held' },
+  { error: StaleFenceError, status: 409, title: 'Recovery operation was taken over' },
+  { error: ChainBrokenError, status: 409, title: 'Recovery chain broken' },
+  { error: DeadLetterQueueNotConfiguredError, status: 409, title: 'No dead-letter queue' },
   { error: ContentTooLargeError, status: 413, title: 'Content too large' },
   { error: IdempotencyKeyReusedError, status: 422, title: 'Idempotency-Key reused' },
   { error: CapacityExhaustedError, status: 429, title: 'Too many active operations' },

@@ -29,8 +29,9 @@ export interface LocalStack {
 
 /**
  * Starts the whole stack in one process (DESIGN §9): migrations, an SQS queue + DLQ and a results bucket (in-process
- * fauxqs, which then also serves `RESULTS_BUCKET`/`S3_ENDPOINT`, unless `SQS_QUEUE_URL` points at a real or emulated
- * queue; then results follow the configuration), the same API, worker and sweeper handlers as the Lambdas —
+ * fauxqs, which then also serves `RESULTS_BUCKET`/`S3_ENDPOINT` and `SQS_DLQ_URL` — the operator API's redrive —
+ * unless `SQS_QUEUE_URL` points at a real or emulated queue; then results and the DLQ follow the configuration), the
+ * same API, worker and sweeper handlers as the Lambdas —
  * the API behind a local HTTP server that verifies dev JWTs as the API Gateway JWT authorizer would, the worker fed
  * by an SQS poller honouring partial batch responses, the sweeper on a `SWEEP_INTERVAL_SECONDS` timer. With
  * `AI_TASKS=1` it also serves the Lambda Invoke API and, unless `MODEL_LOCAL_URL` is set, a deterministic stand-in
@@ -47,16 +48,18 @@ export async function startLocalStack(config: Config, observability: Observabili
   let queue: LocalQueue | undefined;
   let queueUrl = config.SQS_QUEUE_URL;
   let endpoint = config.SQS_ENDPOINT;
+  let dlqUrl = config.SQS_DLQ_URL;
   let results = { RESULTS_BUCKET: config.RESULTS_BUCKET, S3_ENDPOINT: config.S3_ENDPOINT };
   if (!queueUrl) {
     const bucket = config.RESULTS_BUCKET ?? LOCAL_RESULTS_BUCKET;
     queue = await startLocalQueue({ visibilityTimeoutSeconds: (6 * WORKER_TIMEOUT_MS) / 1000, region: config.AWS_REGION, buckets: [bucket] });
     queueUrl = queue.queueUrl;
     endpoint = queue.endpoint;
+    dlqUrl = queue.dlqUrl;
     results = { RESULTS_BUCKET: bucket, S3_ENDPOINT: queue.endpoint };
   }
   const models: LocalModels | undefined = config.AI_TASKS ? await startLocalModels(config, logger) : undefined;
-  const effective: Config = Object.freeze({ ...config, SQS_QUEUE_URL: queueUrl, SQS_ENDPOINT: endpoint, ...results, ...models?.config });
+  const effective: Config = Object.freeze({ ...config, SQS_QUEUE_URL: queueUrl, SQS_ENDPOINT: endpoint, SQS_DLQ_URL: dlqUrl, ...results, ...models?.config });
   const runtime = createRuntime(effective, { logger, metrics });
   await migrateToLatest(runtime.store);
 

@@ -54,3 +54,8 @@ export async function deleteNotificationsOf(ctx: TxContext, operationIds: readon
   const result = await ctx.db.deleteFrom('operation_notifications').where('operation_id', 'in', operationIds).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** The last `limit` notifications of one operation, newest cycle first (a primary-key range). */
+export async function listLatestNotificationsOf(ctx: DbContext, operationId: string, limit: number): Promise<NotificationRow[]> {
+  return ctx.db.selectFrom('operation_notifications').selectAll().where('operation_id', '=', operationId).orderBy('cycle', 'desc').limit(limit).execute();
+}

@@ -8,10 +8,11 @@ import { decodeCursor, encodeCursor } from './list-cursor.js';
 import { OperationDtoSchema, toOperationDto } from './operation-dto.js';
 import { findOperationById, listOperationsWhere, type OperationRow } from './operation.repository.js';
 import { ALL_STATUSES, type OperationStatus } from './operation-status.js';
-import { cancelOperation } from './owner-commands.js';
+import { cancelOperation, retryOperation, type RetryDeps } from './owner-commands.js';
 import { LimitSchema, OperationIdSchema, pageOf, type Page } from './owner-reads.js';
 import { OwnerScope } from './scopes.js';
 import { parseOrThrow } from './zod-issues.js';
+import type { Telemetry } from '../observability/lifecycle-events.js';
 
 /**
  * Query of the operator's operation listing (DESIGN §8 ops surface; `durable-ops list`): optional `status`,
@@ -84,10 +85,26 @@ export async function getOperationForOperator(store: Store, id: unknown): Promis
  * Cancels an operation on its owner's behalf (operators only): exactly the owner's cancel (DESIGN §2) — a waiting
  * operation becomes `cancelled` at once with its notification, a running one gets `cancelRequested` and stops at its
  * next heartbeat.
+ * @param telemetry where the change is logged and counted, as for the owner's cancel. @default nowhere
  * @throws {OperationNotFoundError} for an unknown or malformed id.
  * @throws {InvalidTransitionError} when it already succeeded or failed (409).
  */
-export async function cancelAsOperator(store: Store, id: unknown): Promise<OperationRow> {
+export async function cancelAsOperator(store: Store, id: unknown, telemetry?: Telemetry): Promise<OperationRow> {
   const row = await getOperationForOperator(store, id);
-  return cancelOperation(new OwnerScope(store, row.owner_user_id), row.id);
+  return cancelOperation(new OwnerScope(store, row.owner_user_id), row.id, telemetry);
+}
+
+/**
+ * Retries a failed or cancelled operation on its owner's behalf (operators only): exactly the owner's retry (DESIGN §2,
+ * `retryOperation`) — `queued` again with a fresh attempt budget and deadline, admission capacity reserved again, the
+ * owner's entitlement rechecked, bounded by `MAX_MANUAL_RETRIES`, a wake-up sent after the commit.
+ * @throws {OperationNotFoundError} for an unknown or malformed id (404).
+ * @throws {InvalidTransitionError | RetryLimitReachedError | SubjectBusyError} not failed/cancelled, retries used up, or
+ * another operation active on its exclusive subject (409).
+ * @throws {NotEntitledError} the owner is no longer entitled to the task type (403).
+ * @throws {CapacityExhaustedError} the owner's or the global limit is full (429); nothing changed.
+ */
+export async function retryAsOperator(store: Store, deps: RetryDeps, id: unknown): Promise<OperationRow> {
+  const row = await getOperationForOperator(store, id);
+  return retryOperation(new OwnerScope(store, row.owner_user_id), deps, row.id);
 }

@@ -29,3 +29,10 @@ export async function updateOwnerSettings(
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
+
+/** The plans of those of the listed owners who have a settings row (one `IN` read), by owner id. */
+export async function findPlansOf(ctx: DbContext, ownerUserIds: readonly string[]): Promise<Map<string, string>> {
+  if (ownerUserIds.length === 0) return new Map();
+  const rows = await ctx.db.selectFrom('owner_settings').select(['owner_user_id', 'plan']).where('owner_user_id', 'in', ownerUserIds).execute();
+  return new Map(rows.map((row) => [row.owner_user_id, row.plan]));
+}

@@ -78,3 +78,11 @@ export class IndependentWriteBlockedError extends DurableOpsError {
 export function isSqliteBusy(error: unknown): boolean {
   return typeof error === 'object' && error !== null && String((error as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY');
 }
+
+/** Thrown when an operator names a recovery operation that does not exist (or an id that is not one): HTTP 404. */
+export class RecoveryOperationNotFoundError extends DurableOpsError {
+  readonly code = 'recovery_operation_not_found' as const;
+  constructor(readonly operationId: string) {
+    super('Recovery operation not found.');
+  }
+}

@@ -6,30 +6,19 @@ import { ValidationError } from '../errors.js';
 import { canonicalJson } from '../operations/request-hash.js';
 import { parseOrThrow } from '../operations/zod-issues.js';
 import { parseEvidence, type Evidence } from './evidence.js';
+import { UnknownResolutionSchema, verificationEvidence, type UnknownResolution, type Verification } from './unknown-resolution.js';
 import { checkpointHash } from './hash-chain.js';
 import { loadVerifiedChain } from './chain-verification.js';
 import {
   ChainBrokenError,
   InvalidRecoveryMoveError,
   StaleFenceError,
-  VerificationRequiredError,
 } from './recovery-errors.js';
 import { RECOVERY_MOVES, TERMINAL_RECOVERY_STATES, type EffectClass, type RecoveryMove, type RecoveryState } from './recovery-model.js';
 import { advanceChain, insertCheckpoint, renewRecoveryLease } from './recovery.repository.js';
 import { writeIndependently } from './independent-write.js';
 
-/**
- * Concrete verification of an outcome (DESIGN §8): at least one named check, each with the evidence that it passed
- * (an object's digest, a provider's result code, a count). Completion without it is refused.
- */
-export interface Verification {
-  readonly checks: ReadonlyArray<{ readonly name: string; readonly evidence: Evidence }>;
-}
-
-/** What resolves an `outcome_unknown` operation: proof the effect happened, or proof it did not. */
-export type UnknownResolution =
-  | { readonly occurred: true; readonly verification: Verification }
-  | { readonly occurred: false; readonly verification: Verification };
+export type { UnknownResolution, Verification } from './unknown-resolution.js';
 
 /** The state a handle knows: where the chain ends and under which fence it writes. */
 export interface HandleState {
@@ -49,20 +38,6 @@ export const MAX_EVIDENCE_JSON = 8192;
 
 /** A progress checkpoint's kind: a name like `object_written`, never free text (it enters the chain unscanned). */
 const CheckpointKindSchema = z.string().regex(/^[a-z][a-z0-9_.-]{0,63}$/, 'must be lower-case [a-z0-9_.-], at most 64 characters');
-
-/** Flattens a verification into checkpoint evidence: `checks` names them, `<name>.<key>` holds each check's evidence. */
-function verificationEvidence(verification: Verification): Evidence {
-  const checks = verification?.checks ?? [];
-  if (checks.length === 0) throw new VerificationRequiredError('At least one verification check is required.');
-  const names = checks.map((c) => c.name);
-  if (new Set(names).size !== names.length) throw new VerificationRequiredError('Verification check names must be unique.');
-  const flat: Record<string, unknown> = { checks: names };
-  for (const check of checks) {
-    if (Object.keys(check.evidence ?? {}).length === 0) throw new VerificationRequiredError(`Verification check "${check.name}" has no evidence.`);
-    for (const [key, value] of Object.entries(check.evidence)) flat[`${check.name}.${key}`] = value;
-  }
-  return parseEvidence(flat, 'verification');
-}
 
 /**
  * A claimed durable recovery operation (DESIGN §8): the only way to write its checkpoints. Every write is fenced
@@ -165,15 +140,18 @@ export class RecoveryHandle {
   /**
    * Resolves `outcome_unknown` from external evidence; it never guesses provider state (DESIGN §8). Proof the effect
    * happened → verified `succeeded`. Proof it did not → `recovery_required` → `recovering` → `verified_recovered`.
-   * Either way the idempotency key stays spent: a new attempt needs a new key.
+   * Either way the idempotency key stays spent: a new attempt needs a new key. The resolution must also pass
+   * `UnknownResolutionSchema` (check names, at most 16 checks).
    * @throws {InvalidRecoveryMoveError} the operation is not `outcome_unknown`.
    * @throws {VerificationRequiredError | ChainBrokenError | StaleFenceError} as for {@link complete}.
+   * @throws {ValidationError | SecretInEvidenceError} a resolution that fails the schema, or evidence that is not opaque.
    */
   async resolveUnknown(resolution: UnknownResolution): Promise<void> {
     if (this.#s.state !== 'outcome_unknown') throw new InvalidRecoveryMoveError(this.#s.operationId, this.#s.state, 'resolve_unknown');
     const evidence = verificationEvidence(resolution.verification);
+    const { occurred } = parseOrThrow(UnknownResolutionSchema, resolution, 'resolution');
     await this.#verifyChain(this.#store.independent());
-    if (resolution.occurred) {
+    if (occurred) {
       await this.#append('resolve_occurred', 'resolved_occurred', evidence);
       return;
     }

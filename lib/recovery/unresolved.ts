@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { DbContext } from '../db/database.js';
 import { parseDbTime, toIsoOrNull } from '../db/db-time.js';
 import { parseOrThrow } from '../operations/zod-issues.js';
+import { loadVerifiedChain } from './chain-verification.js';
+import type { ChainVerdict } from './hash-chain.js';
 import { EFFECT_CLASSES, UNRESOLVED_RECOVERY_STATES, type EffectClass, type RecoveryState } from './recovery-model.js';
 import type { RecoveryModuleRegistry } from './recovery-modules.js';
 import { listLeasedIds, listUnresolvedOperations, type RecoveryOperationRow, type UnresolvedQuery } from './recovery.repository.js';
@@ -51,6 +53,9 @@ const isoDateTime = z.string().datetime();
  * - `stale`: nobody holds a live lease on the database clock, so a takeover (`takeOverRecoveryOperation`) would
  *   succeed now. Always true for a listed `running` operation.
  * - `reconciliation`: the owning module's registered action, or the documented fallback for an unregistered module.
+ * - `chain`: the verdict of its hash chain (`loadVerifiedChain`): `{ok: true, reason: null}`, or `{ok: false, reason}`
+ *   naming the first break (a fixed phrase such as `hash does not match content`) — a broken chain refuses completion and
+ *   resolution, so the operator must look at it first (`npm run recovery -- show <id>`).
  */
 export const UnresolvedRecoveryDtoSchema = z.strictObject({
   id: z.string(),
@@ -65,6 +70,7 @@ export const UnresolvedRecoveryDtoSchema = z.strictObject({
   updatedAt: isoDateTime,
   stale: z.boolean(),
   reconciliation: z.string().min(1),
+  chain: z.strictObject({ ok: z.boolean(), reason: z.string().nullable() }),
 }).meta({ id: 'UnresolvedRecoveryDto' });
 
 /** See {@link UnresolvedRecoveryDtoSchema}. */
@@ -78,7 +84,7 @@ function filterOf(state: RecoveryState | undefined, limit: number): UnresolvedQu
 }
 
 /** Maps a row to its DTO; only allow-listed fields are copied. */
-function toDto(row: RecoveryOperationRow, leased: ReadonlySet<string>, modules: RecoveryModuleRegistry): UnresolvedRecoveryDto {
+function toDto(row: RecoveryOperationRow, leased: ReadonlySet<string>, modules: RecoveryModuleRegistry, chain: ChainVerdict): UnresolvedRecoveryDto {
   return {
     id: row.id,
     module: row.module,
@@ -92,6 +98,7 @@ function toDto(row: RecoveryOperationRow, leased: ReadonlySet<string>, modules: 
     updatedAt: parseDbTime(row.updated_at).toISOString(),
     stale: !leased.has(row.id),
     reconciliation: modules.reconciliationOf(row.module),
+    chain: chain.ok ? { ok: true, reason: null } : { ok: false, reason: chain.reason },
   };
 }
 
@@ -99,7 +106,7 @@ function toDto(row: RecoveryOperationRow, leased: ReadonlySet<string>, modules: 
  * The unresolved recovery operations an operator must look at (DESIGN §8 "Ops surface"), oldest first: exactly
  * those `recovery_required`, `recovering` or `outcome_unknown`, and those `running` whose lease expired on the
  * database clock. Each carries its module's reconciliation action from `modules`. At most `limit` items; there is no
- * cursor — narrow with `state` when the list is full.
+ * cursor — narrow with `state` when the list is full. Each item's hash chain is verified (two reads per item).
  * @param query see {@link UnresolvedListQuerySchema}; a query string's parameters may be passed as they are.
  * @throws {ValidationError} for an unknown key, a state outside {@link UNRESOLVED_FILTERS} or a limit outside 1–100.
  */
@@ -107,5 +114,7 @@ export async function listUnresolved(ctx: DbContext, modules: RecoveryModuleRegi
   const { state, limit } = parseOrThrow(UnresolvedListQuerySchema, query, 'query');
   const rows = await listUnresolvedOperations(ctx, filterOf(state, limit));
   const leased = await listLeasedIds(ctx, rows.map((row) => row.id));
-  return rows.map((row) => toDto(row, leased, modules));
+  const chains = new Map<string, ChainVerdict>();
+  for (const row of rows) chains.set(row.id, await loadVerifiedChain(ctx, row.id));
+  return rows.map((row) => toDto(row, leased, modules, chains.get(row.id) as ChainVerdict));
 }

@@ -5,7 +5,9 @@ import { FailureCode } from '../operations/failure-code.js';
 import type { OperationPolicy } from '../operations/operation-policy.js';
 import type { WakeupSender } from '../queue/wakeup-sender.js';
 import { expireLeasesBatch, failPastDeadlineBatch, purgeBatch, reclaimCapacityBatch, takeDueWakeupsBatch } from './sweep-passes.js';
+import type { SweepCounts } from './sweep-counts.js';
 import { startSweepReport } from './sweep-report.js';
+import { recordSweeperRun } from './sweeper-runs.js';
 
 /** What a sweeper run needs. */
 export interface SweepDeps {
@@ -21,35 +23,21 @@ export interface SweepDeps {
   readonly timeBudgetMs: number;
 }
 
-/** What one run did, as counts (DESIGN §6). */
-export interface SweepCounts {
-  /** Expired leases moved to `waiting_for_retry`. */
-  leasesRetried: number;
-  /** Expired leases on the final attempt moved to `failed` (`lease_expired`). */
-  leasesFailed: number;
-  /** Expired leases with a cancel requested moved to `cancelled`. */
-  leasesCancelled: number;
-  /** Waiting operations failed with `deadline_exceeded`. */
-  deadlinesFailed: number;
-  /** Wake-ups re-sent for claimable operations no worker has taken. */
-  wakeupsSent: number;
-  /** Terminal operations (with their notifications) purged after `RETENTION_DAYS`. */
-  purged: number;
-  /** Leaked capacity slots freed (held by a missing or terminal operation, or a route slot of one not running). */
-  capacityReclaimed: number;
-  /** True when the time budget ended the run before every pass drained. */
-  budgetExhausted: boolean;
-}
+/** What one run did, as counts (DESIGN §6); see `SweepCountsSchema`. */
+export type { SweepCounts } from './sweep-counts.js';
 
 /**
  * One bounded sweeper run (STYLE §12): each pass takes batches of at most `batchSize` rows until a short batch or
  * the time budget, never an unbounded loop. Order: expire leases, fail past deadlines, re-send due wake-ups (which
- * includes the retries the first pass just made), purge old terminal rows, reclaim leaked capacity. Safe to run concurrently with itself:
+ * includes the retries the first pass just made), purge old terminal rows (with their notifications and events),
+ * reclaim leaked capacity. Safe to run concurrently with itself:
  * every batch locks its rows with `SKIP LOCKED` (MariaDB) or runs under SQLite's single writer. Cost grows with the
  * rows to act on (every selection is an index range), not with the table.
  *
  * It logs one line per operation it expired or failed (at most `SWEEP_LOG_LIMIT` per run), then a `sweep finished`
- * summary with the counts, and counts the `Sweep*` metrics (see `startSweepReport`).
+ * summary with the counts, and counts the `Sweep*` metrics (see `startSweepReport`). Last, it records the run in
+ * `sweeper_runs` (start, end, counts) and trims records older than 7 days (`recordSweeperRun`; a failure there is only
+ * logged).
  * @throws the first database error (the batch it hit rolled back; earlier batches stay committed).
  */
 export async function runSweepOnce(deps: SweepDeps): Promise<SweepCounts> {
@@ -114,6 +102,8 @@ export async function runSweepOnce(deps: SweepDeps): Promise<SweepCounts> {
     counts.capacityReclaimed += r.freed;
     return r.holders;
   });
-  report.finish(counts, Date.now() - started);
+  const durationMs = Date.now() - started;
+  report.finish(counts, durationMs);
+  await recordSweeperRun(deps, counts, durationMs);
   return counts;
 }

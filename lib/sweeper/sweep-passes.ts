@@ -5,6 +5,7 @@ import type { Store } from '../db/store.js';
 import { FailureCode } from '../operations/failure-code.js';
 import { deleteNotificationsOf, insertTerminalNotifications } from '../operations/notification.repository.js';
 import { deleteKeyAliasesOf } from '../operations/key-alias.repository.js';
+import { deleteEventsOf } from '../operations/operation-event.repository.js';
 import {
   deleteOperations,
   selectDueWakeups,
@@ -128,12 +129,16 @@ export async function takeDueWakeupsBatch(store: Store, limit: number, resendMs:
   });
 }
 
-/** Deletes terminal operations finished more than `retentionMs` ago, and their notifications. Returns operations deleted. */
+/**
+ * Deletes terminal operations finished more than `retentionMs` ago, with their notifications, key aliases and events
+ * (`operation_events`), in one transaction. Returns operations deleted.
+ */
 export async function purgeBatch(store: Store, retentionMs: number, limit: number): Promise<number> {
   return inTransaction(store, async (tx) => {
     const ids = await selectPurgeable(tx, retentionMs, limit, store.caps.skipLocked);
     await deleteNotificationsOf(tx, ids);
     await deleteKeyAliasesOf(tx, ids);
+    await deleteEventsOf(tx, ids);
     return deleteOperations(tx, ids);
   });
 }

@@ -60,7 +60,7 @@ describe('infra/rds-mariadb.yml', () => {
     expect([...conditions].filter((c) => !(c in (template.Conditions ?? {})))).toEqual([]);
   });
 
-  it('has a MariaDB 10.11 parameter group: UTC, READ COMMITTED, a short lock wait, row-based binlog, the session SQL mode', () => {
+  it('has a MariaDB 10.11 parameter group: UTC, READ COMMITTED, a short lock wait, row-based binlog, the session SQL mode, trigger creation', () => {
     const group = resource('DbParameterGroup');
     expect(group.Type).toBe('AWS::RDS::DBParameterGroup');
     expect(group.Properties.Family).toBe('mariadb10.11');
@@ -71,6 +71,8 @@ describe('infra/rds-mariadb.yml', () => {
       binlog_format: 'ROW',
       // The same mode lib/db/store.ts sets on every connection.
       sql_mode: 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION',
+      // Binary logging is on with backups; without it only SUPER (which RDS never grants) may create the migrations' triggers.
+      log_bin_trust_function_creators: '1',
     });
     expect(readFileSync(join(ROOT, 'lib/db/store.ts'), 'utf8')).toContain(`sql_mode = '${group.Properties.Parameters.sql_mode}'`);
   });

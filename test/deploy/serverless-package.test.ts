@@ -55,6 +55,7 @@ const FUNCTIONS = {
 
 const VPC_ACCESS = ':iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole';
 const QUEUE_ARN = { 'Fn::GetAtt': ['WakeupQueue', 'Arn'] };
+const DLQ_ARN = { 'Fn::GetAtt': ['WakeupDeadLetterQueue', 'Arn'] };
 
 let template: Template;
 let withAi: Template;
@@ -155,7 +156,7 @@ describe('osls package (offline, no AWS credentials)', () => {
 
   it('gives each role exactly the actions its function calls, on its own resources', () => {
     const expected: Record<string, string[]> = {
-      ApiRole: ['sqs:SendMessage'],
+      ApiRole: ['sqs:DeleteMessage', 'sqs:ReceiveMessage', 'sqs:SendMessage'],
       WorkerRole: ['lambda:InvokeFunction', 's3:DeleteObject', 's3:GetObject', 's3:ListBucket', 's3:PutObject', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage'],
       SweeperRole: ['sqs:SendMessage'],
       MigrateRole: [],
@@ -173,12 +174,17 @@ describe('osls package (offline, no AWS credentials)', () => {
         expect(statement.Effect).toBe('Allow');
         expect(JSON.stringify(statement.Resource), `${roleId}: no wildcard resource`).not.toBe('"*"');
         const actionList = [statement.Action].flat() as string[];
-        if (actionList.some((a) => a.startsWith('sqs:'))) expect(statement.Resource).toEqual(QUEUE_ARN);
+        // SQS: the wake-up queue, except the API's redrive, which reads and deletes on the DLQ only.
+        const redrive = roleId === 'ApiRole' && actionList.includes('sqs:ReceiveMessage');
+        if (actionList.some((a) => a.startsWith('sqs:'))) expect(statement.Resource).toEqual(redrive ? DLQ_ARN : QUEUE_ARN);
       }
     }
     const worker = statementsOf(template, 'WorkerRole').map(({ statement }) => statement);
     expect(worker.find((s) => [s.Action].flat().includes('s3:PutObject'))?.Resource).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': ['ResultsBucket', 'Arn'] }, '/results/*']] });
     expect(worker.find((s) => [s.Action].flat().includes('s3:ListBucket'))?.Resource).toEqual({ 'Fn::GetAtt': ['ResultsBucket', 'Arn'] });
+    // Only the API redrives dead letters (the operator route), so only it is told where the DLQ is.
+    expect(envOf(template, 'api').SQS_DLQ_URL).toEqual({ Ref: 'WakeupDeadLetterQueue' });
+    for (const name of ['worker', 'sweeper', 'migrate'] as const) expect(envOf(template, name)).not.toHaveProperty('SQS_DLQ_URL');
   });
 
   it('grants lambda:InvokeFunction only when model sidecars are named, on exactly those functions', () => {

@@ -7,6 +7,7 @@ import { noopMetrics } from '../../lib/observability/metrics.js';
 import { claimNextOperation, enterOwnerScope, type ClaimedOperation } from '../../lib/operations/claim-operation.js';
 import { policyFromConfig } from '../../lib/operations/operation-policy.js';
 import { WorkerScope, type OwnerScope } from '../../lib/operations/scopes.js';
+import type { DeadLetterQueue } from '../../lib/queue/dead-letter-queue.js';
 import type { WakeupMessage } from '../../lib/queue/wakeup-message.js';
 import type { WakeupSender } from '../../lib/queue/wakeup-sender.js';
 import { createRecoveryModules, type RecoveryModuleRegistry } from '../../lib/recovery/recovery-modules.js';
@@ -56,6 +57,8 @@ export interface ApiTestAppOptions {
   readonly capacity?: CapacityPolicy;
   /** The recovery ledger's modules and their reconciliation actions. @default `createRecoveryModules()` */
   readonly recoveryModules?: RecoveryModuleRegistry;
+  /** The dead-letter queue the operator's redrive uses. @default none */
+  readonly deadLetters?: DeadLetterQueue;
 }
 
 /** Builds an {@link ApiTestApp} on a fresh database of `dialect`. */
@@ -71,6 +74,7 @@ export async function createApiTestApp(dialect: TestDialect, options: ApiTestApp
     capacity: options.capacity ?? loadCapacityPolicy(config),
     wakeups,
     recoveryModules: options.recoveryModules ?? createRecoveryModules(),
+    ...(options.deadLetters ? { deadLetters: options.deadLetters } : {}),
     logger: silentLogger,
     metrics: noopMetrics,
   };

@@ -1,3 +1,7 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, signDevToken } from '../../lib/http/auth.js';
@@ -155,5 +159,154 @@ describe.each(DIALECTS)('local HTTP server in front of the real API handler on %
     const other = await fetch(`${server.url}/favicon.ico`);
     expect(other.status).toBe(404);
     expect(other.headers.get('content-type')).toBe('application/problem+json');
+  });
+});
+
+/** A GET (or `method`) with the path sent exactly as written: fetch and `new URL` would normalise `..` away. */
+function rawRequest(base: string, path: string, method = 'GET'): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ hostname, port, path, method }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('local HTTP server: the operator console at /console', () => {
+  const root = mkdtempSync(join(tmpdir(), 'durable-ops-console-files-'));
+  const built = join(root, 'console');
+  const empty = join(root, 'not-built');
+  const INDEX = '<!doctype html><title>console fixture</title><div id="app"></div>';
+  const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0x10, 0x80]);
+  const SECRET = 'outside-the-console-directory';
+  let server: LocalHttpServer;
+  let unbuilt: LocalHttpServer;
+  let handlerCalls = 0;
+
+  beforeAll(async () => {
+    mkdirSync(join(built, 'assets'), { recursive: true });
+    mkdirSync(empty);
+    writeFileSync(join(built, 'index.html'), INDEX);
+    writeFileSync(join(built, 'assets', 'index-abc123.js'), 'console.log("app")');
+    writeFileSync(join(built, 'assets', 'index-abc123.css'), 'body{}');
+    writeFileSync(join(built, 'assets', 'logo.png'), PNG);
+    writeFileSync(join(built, '.env'), SECRET);
+    writeFileSync(join(root, 'secret.txt'), SECRET);
+    const handler: LocalApiHandler = async () => {
+      handlerCalls += 1;
+      return { statusCode: 500 };
+    };
+    server = await startLocalHttpServer({ port: 0, handler, devJwtSecret: SECRET.padEnd(32, '!'), logger: silentLogger, consoleDir: built });
+    unbuilt = await startLocalHttpServer({ port: 0, handler, devJwtSecret: SECRET.padEnd(32, '!'), logger: silentLogger, consoleDir: empty });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await unbuilt?.close();
+    rmSync(root, { recursive: true, force: true });
+    expect(handlerCalls, 'console requests never reach the API handler').toBe(0);
+  });
+
+  it('GET /console and /console/ answer index.html as HTML, with a strict CSP, no sniffing and revalidation', async () => {
+    for (const path of ['/console', '/console/', '/console/index.html']) {
+      const response = await fetch(`${server.url}${path}`);
+      expect(response.status, path).toBe(200);
+      expect(response.headers.get('content-type'), path).toBe('text/html; charset=utf-8');
+      expect(response.headers.get('cache-control'), path).toBe('no-cache');
+      expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(response.headers.get('referrer-policy'), path).toBe('no-referrer');
+      const csp = response.headers.get('content-security-policy') ?? '';
+      expect(csp, path).toContain("script-src 'self'");
+      expect(csp, path).toContain("frame-ancestors 'none'");
+      expect(csp, path).not.toContain('unsafe-');
+      expect(await response.text(), path).toBe(INDEX);
+    }
+  });
+
+  it("client routes (paths without a file extension) answer index.html, so a reload of /console/operations/<id> works", async () => {
+    for (const path of ['/console/operations', '/console/operations/0b9d7c1e-1111-4222-8333-444455556666', '/console/capacity?x=1', '/console/no/such/page']) {
+      const response = await fetch(`${server.url}${path}`);
+      expect(response.status, path).toBe(200);
+      expect(response.headers.get('content-type'), path).toBe('text/html; charset=utf-8');
+      expect(await response.text(), path).toBe(INDEX);
+    }
+  });
+
+  it('assets answer with their content type, byte for byte, cacheable for a year (their names carry a content hash)', async () => {
+    const cases: Array<[string, string, Buffer]> = [
+      ['/console/assets/index-abc123.js', 'text/javascript; charset=utf-8', Buffer.from('console.log("app")')],
+      ['/console/assets/index-abc123.css', 'text/css; charset=utf-8', Buffer.from('body{}')],
+      ['/console/assets/logo.png', 'image/png', PNG],
+    ];
+    for (const [path, type, bytes] of cases) {
+      const response = await fetch(`${server.url}${path}`);
+      expect(response.status, path).toBe(200);
+      expect(response.headers.get('content-type'), path).toBe(type);
+      expect(response.headers.get('content-length'), path).toBe(String(bytes.byteLength));
+      expect(response.headers.get('cache-control'), path).toBe('public, max-age=31536000, immutable');
+      expect(Buffer.from(await response.arrayBuffer()).equals(bytes), path).toBe(true);
+    }
+  });
+
+  it('a missing asset is a 404 problem, never index.html served as JavaScript', async () => {
+    const response = await fetch(`${server.url}/console/assets/index-gone.js`);
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+    expect(await response.json()).toMatchObject({ status: 404, code: 'route_not_found' });
+  });
+
+  it('no path leaves the console directory: .., encoded .., backslashes, NUL and dot-files are 404s', async () => {
+    const paths = [
+      '/console/../secret.txt',
+      '/console/assets/../../secret.txt',
+      '/console/%2e%2e/secret.txt',
+      '/console/%2E%2E%2Fsecret.txt',
+      '/console/assets/..%2f..%2fsecret.txt',
+      '/console/..%5csecret.txt',
+      '/console/%2e%2e%5c%2e%2e%5csecret.txt',
+      '/console/.env',
+      '/console/assets/%00.js',
+      '/console/%E0%A4%A',
+    ];
+    for (const path of paths) {
+      const response = await rawRequest(server.url, path);
+      expect(response.status, path).toBe(404);
+      expect(response.body.toString('utf8'), path).not.toContain(SECRET);
+    }
+  });
+
+  it('HEAD answers the headers without a body; other methods are 405 with Allow: GET, HEAD', async () => {
+    const head = await rawRequest(server.url, '/console/assets/logo.png', 'HEAD');
+    expect(head.status).toBe(200);
+    expect(head.headers['content-type']).toBe('image/png');
+    expect(head.headers['content-length']).toBe(String(PNG.byteLength));
+    expect(head.body.byteLength).toBe(0);
+    for (const method of ['POST', 'PUT', 'DELETE']) {
+      const response = await fetch(`${server.url}/console/operations`, { method });
+      expect(response.status, method).toBe(405);
+      expect(response.headers.get('allow'), method).toBe('GET, HEAD');
+      expect(response.headers.get('content-type'), method).toBe('application/problem+json');
+    }
+  });
+
+  it('when the console is not built, /console answers a plain-text 404 that says how to build it', async () => {
+    for (const path of ['/console', '/console/operations', '/console/assets/index-abc123.js']) {
+      const response = await fetch(`${unbuilt.url}${path}`);
+      expect(response.status, path).toBe(404);
+      expect(response.headers.get('content-type'), path).toBe('text/plain; charset=utf-8');
+      expect(await response.text(), path).toContain('npm run build:console');
+    }
+  });
+
+  it('GET / names the console URL; /consoles and /console-x are not the console', async () => {
+    expect(await (await fetch(`${server.url}/`)).text()).toContain(`${server.url}/console`);
+    for (const path of ['/consoles', '/console-x', '/api/console']) {
+      const response = await fetch(`${server.url}${path}`);
+      expect([401, 404], path).toContain(response.status);
+      expect(response.headers.get('content-type'), path).toBe('application/problem+json');
+    }
   });
 });

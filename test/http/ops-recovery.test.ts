@@ -23,7 +23,7 @@ const NON_OPERATORS: ReadonlyArray<readonly [string, Caller]> = [
   ['an empty scope claim', { sub: 'ops-erin', scope: '' }],
 ];
 
-const UNRESOLVED_KEYS = ['id', 'module', 'kind', 'state', 'effectClass', 'fence', 'checkpointCount', 'leaseExpiresAt', 'createdAt', 'updatedAt', 'stale', 'reconciliation'];
+const UNRESOLVED_KEYS = ['id', 'module', 'kind', 'state', 'effectClass', 'fence', 'checkpointCount', 'leaseExpiresAt', 'createdAt', 'updatedAt', 'stale', 'reconciliation', 'chain'];
 
 describe.each(DIALECTS)('GET /api/ops/recovery on %s', (dialect) => {
   const skip = dialect === 'mariadb' && !hasMariadb();
@@ -78,6 +78,7 @@ describe.each(DIALECTS)('GET /api/ops/recovery on %s', (dialect) => {
     expect(byId.get(ops.outcomeUnknown)).toMatchObject({ state: 'outcome_unknown', stale: false, fence: 2, reconciliation: TEST_RECONCILIATION['test.queue'] });
     const created = items.map((item) => item.createdAt);
     expect(created).toEqual([...created].sort());
+    for (const item of items) expect(item.chain).toEqual({ ok: true, reason: null });
   });
 
   it.skipIf(skip)('the scopes list the JWT authorizer passes grants it as well as the scope claim', async () => {
@@ -135,5 +136,12 @@ describe.each(DIALECTS)('GET /api/ops/recovery on %s', (dialect) => {
     const items: any[] = (await call(OPERATOR, '/api/ops/recovery')).json.items;
     expect(items.map((item) => item.id).sort()).toEqual([...unresolvedSet(), ops.liveRunning].sort());
     expect(items.every((item) => item.stale)).toBe(true);
+  });
+
+  it.skipIf(skip)('an item whose hash chain was edited carries the verdict: ok false and the first break', async () => {
+    await app.db.store.db.updateTable('recovery_checkpoints').set({ evidence: '{"edited":true}' }).where('operation_id', '=', ops.recovering).where('seq', '=', 1).execute();
+    const items: any[] = (await call(OPERATOR, '/api/ops/recovery')).json.items;
+    expect(items.find((item) => item.id === ops.recovering)?.chain).toEqual({ ok: false, reason: 'hash does not match content' });
+    expect(items.filter((item) => item.id !== ops.recovering).every((item) => item.chain.ok)).toBe(true);
   });
 });

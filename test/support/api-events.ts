@@ -13,6 +13,8 @@ export interface ApiEventInput {
   readonly headers?: Record<string, string>;
   /** A string is sent as is; anything else as its JSON. */
   readonly body?: unknown;
+  /** The verified `scope` claim (space-separated OAuth scopes), also passed as the authorizer's `scopes` list. */
+  readonly scope?: string;
 }
 
 /** An API Gateway HTTP API payload 2.0 event as the JWT authorizer hands it to the Lambda. */
@@ -43,7 +45,16 @@ export function apiEvent(input: ApiEventInput): APIGatewayProxyEventV2WithJWTAut
       timeEpoch: now,
       ...(input.owner === null
         ? {}
-        : { authorizer: { principalId: '', integrationLatency: 0, jwt: { claims: { sub: input.owner, iss: 'https://issuer.test' }, scopes: null } } }),
+        : {
+            authorizer: {
+              principalId: '',
+              integrationLatency: 0,
+              jwt: {
+                claims: { sub: input.owner, iss: 'https://issuer.test', ...(input.scope === undefined ? {} : { scope: input.scope }) },
+                scopes: input.scope ? input.scope.split(' ') : null,
+              },
+            },
+          }),
     },
     ...(body === undefined ? {} : { body }),
     isBase64Encoded: false,
