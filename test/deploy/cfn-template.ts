@@ -146,3 +146,17 @@ export function actionsOf(statements: { statement: Record<string, any> }[]): str
   const actions = statements.filter(({ statement }) => statement.Effect === 'Allow').flatMap(({ statement }) => [statement.Action].flat() as string[]);
   return [...new Set(actions)].sort();
 }
+
+/** Every `Ref` and `Fn::GetAtt` target, and every condition name used, anywhere in `node`. */
+export function references(node: unknown, found = { refs: new Set<string>(), conditions: new Set<string>() }) {
+  if (Array.isArray(node)) node.forEach((n) => references(n, found));
+  else if (node !== null && typeof node === 'object') {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'Ref' && typeof value === 'string') found.refs.add(value);
+      else if (key === 'Fn::GetAtt' && Array.isArray(value)) found.refs.add(String(value[0]));
+      else if ((key === 'Condition' && typeof value === 'string') || (key === 'Fn::If' && Array.isArray(value))) found.conditions.add(String(key === 'Condition' ? value : value[0]));
+      references(value, found);
+    }
+  }
+  return found;
+}

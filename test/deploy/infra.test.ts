@@ -9,7 +9,7 @@ import { parseDocument } from 'yaml';
 import { migrateToLatest } from '../../lib/db/migrate.js';
 import { openStore } from '../../lib/db/store.js';
 import { hasMariadb } from '../support/test-store.js';
-import { ROOT } from './cfn-template.js';
+import { references, ROOT } from './cfn-template.js';
 
 /**
  * infra/ (issue 6, DESIGN §9): the RDS MariaDB stack parses as plain YAML and holds what the claim path and the
@@ -29,20 +29,6 @@ function loadTemplate(): CfnTemplate {
   expect(document.errors.map(String)).toEqual([]);
   expect(document.warnings.map(String)).toEqual([]);
   return document.toJS() as CfnTemplate;
-}
-
-/** Every `Ref` and `Fn::GetAtt` target, and every condition name used, anywhere in `node`. */
-function references(node: unknown, found = { refs: new Set<string>(), conditions: new Set<string>() }) {
-  if (Array.isArray(node)) node.forEach((n) => references(n, found));
-  else if (node !== null && typeof node === 'object') {
-    for (const [key, value] of Object.entries(node)) {
-      if (key === 'Ref' && typeof value === 'string') found.refs.add(value);
-      else if (key === 'Fn::GetAtt' && Array.isArray(value)) found.refs.add(String(value[0]));
-      else if ((key === 'Condition' && typeof value === 'string') || (key === 'Fn::If' && Array.isArray(value))) found.conditions.add(String(key === 'Condition' ? value : value[0]));
-      references(value, found);
-    }
-  }
-  return found;
 }
 
 describe('infra/rds-mariadb.yml', () => {
