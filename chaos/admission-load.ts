@@ -44,7 +44,6 @@ export class AdmissionLoad {
   readonly counts: LoadCounts = { keys: 0, doubleClicks: 0, admitted: 0, refused: 0, unanswered: 0, answers: {} };
   readonly admitted: AdmittedRecord[] = [];
   readonly #options: AdmissionLoadOptions;
-  readonly #ended: AdmittedRecord[] = [];
   #stopping = false;
 
   constructor(options: AdmissionLoadOptions) {
@@ -72,25 +71,18 @@ export class AdmissionLoad {
     this.#stopping = true;
   }
 
-  /**
-   * An operation for a cancel or retry fault, with its owner's client: for a cancel, one of the 50 admitted last
-   * (likely still active); for a retry, one the harness saw end failed or cancelled, else any.
-   */
-  pick(purpose: 'cancel' | 'retry'): { readonly id: string; readonly client: ApiClient } | undefined {
-    const r = this.#options.random;
-    const pool = purpose === 'retry' && this.#ended.length > 0 ? this.#ended : this.admitted.slice(-50);
+  /** One of the 50 operations admitted last (likely still active), with its owner's client: a cancel target. */
+  recent(): { readonly id: string; readonly client: ApiClient } | undefined {
+    const pool = this.admitted.slice(-50);
     if (pool.length === 0) return undefined;
-    const record = pool[r.int(pool.length)] as AdmittedRecord;
-    const client = this.#options.clients.find((c) => c.ownerUserId === record.ownerUserId);
+    const record = pool[this.#options.random.int(pool.length)] as AdmittedRecord;
+    const client = this.clientOf(record.ownerUserId);
     return client && { id: record.id, client };
   }
 
-  /** Remembers an operation an API answer showed failed or cancelled (a candidate for an owner retry). */
-  ended(record: { readonly id: string; readonly client: ApiClient }, status: unknown): void {
-    if (status === 'failed' || status === 'cancelled') {
-      this.#ended.push({ ownerUserId: record.client.ownerUserId, key: '', id: record.id });
-      if (this.#ended.length > 200) this.#ended.shift();
-    }
+  /** The API client of an owner of the load. */
+  clientOf(ownerUserId: string): ApiClient | undefined {
+    return this.#options.clients.find((c) => c.ownerUserId === ownerUserId);
   }
 
   #params(): ChaosParams {

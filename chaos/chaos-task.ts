@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { publishTaskResult } from '../lib/results/publish-task-result.js';
 import { defineTask, PermanentTaskError, RetryableTaskError, type TaskDefinition } from '../lib/tasks/task-definition.js';
-import { insertEffect } from './chaos-schema.js';
+import { currentCycle, insertEffect, insertExecution } from './chaos-schema.js';
 
 /** The task type every chaos operation runs. */
 export const CHAOS_TASK_TYPE = 'chaos.effect';
@@ -21,6 +21,7 @@ export const ChaosParamsSchema = z
     writeResult: z.boolean(),
   })
   .strict();
+/** See {@link ChaosParamsSchema}. */
 export type ChaosParams = z.infer<typeof ChaosParamsSchema>;
 
 /** What the worker process lets the fault injector do to the runs it hosts. */
@@ -34,6 +35,8 @@ export interface ChaosTaskHooks {
   takeStall(): number;
   /** Told when a run starts and ends, so the injector can SIGKILL a process mid-operation. */
   running(delta: 1 | -1): void;
+  /** The chaos database, for the run's cycle and its execution record (the harness's own tables). */
+  readonly db: Kysely<any>;
 }
 
 /** Blocks the thread for `ms` without yielding to the event loop. */
@@ -42,10 +45,12 @@ function blockThread(ms: number): void {
 }
 
 /**
- * The chaos harness's task (DESIGN §5 handler contract): works `workMs` (heartbeating halfway), fails as its params
- * say, optionally publishes a result object through the recovery ledger, and on success writes its **effect row**
- * in the success transaction (`publish`), so an effect exists only for an attempt whose success committed under its
- * lease. The checker then demands exactly one effect per succeeded operation, written by its final attempt.
+ * The chaos harness's task (DESIGN §5 handler contract): records its execution, works `workMs` (a progress write
+ * halfway), fails as its params say, optionally publishes a result object through the recovery ledger, and on success
+ * writes its **effect row** in the success transaction (`publish`), so an effect exists only for an attempt whose
+ * success committed under its lease. Its progress stages and failure messages carry its stamp `c<cycle>a<attempt>`.
+ * The checker then demands exactly one effect per succeeded operation, written by its final cycle and attempt, and
+ * every stamped write made while that very attempt held the lease.
  */
 export function chaosTask(hooks: ChaosTaskHooks): TaskDefinition {
   return defineTask({
@@ -55,25 +60,28 @@ export function chaosTask(hooks: ChaosTaskHooks): TaskDefinition {
     async run({ operationId, attempt, params, signal, reportProgress, results }) {
       hooks.running(1);
       try {
+        const run = { operationId, cycle: await currentCycle(hooks.db, operationId), attempt, worker: hooks.worker };
+        const stamp = `c${run.cycle}a${attempt}`;
+        await insertExecution(hooks.db, run);
         const stallMs = hooks.takeStall();
         if (stallMs > 0) blockThread(stallMs);
         await delay(Math.floor(params.workMs / 2), undefined, { signal });
-        await reportProgress(50, 'working');
+        await reportProgress(50, `working:${stamp}`);
         await delay(Math.ceil(params.workMs / 2), undefined, { signal });
-        if (params.permanentFailure) throw new PermanentTaskError('chaos: permanent failure on purpose');
-        if (attempt <= params.failAttempts) throw new RetryableTaskError(`chaos: failing attempt ${attempt} on purpose`);
+        if (params.permanentFailure) throw new PermanentTaskError(`chaos ${stamp}: permanent failure on purpose`);
+        if (attempt <= params.failAttempts) throw new RetryableTaskError(`chaos ${stamp}: failing on purpose`);
         if (params.writeResult && results) {
           await publishTaskResult(results, {
             operationId,
             attempt,
             body: JSON.stringify({ operationId, attempt }),
             settle: async () => {
-              await reportProgress(100, 'result_written');
+              await reportProgress(100, `result:${stamp}`);
               signal.throwIfAborted();
             },
           });
         }
-        return { publish: (tx) => insertEffect(tx.db as unknown as Kysely<any>, { operationId, attempt, worker: hooks.worker }) };
+        return { publish: (tx) => insertEffect(tx.db as unknown as Kysely<any>, run) };
       } finally {
         hooks.running(-1);
       }

@@ -17,6 +17,7 @@ export const FAULT_KINDS = [
   'cancel',
   'retry',
 ] as const;
+/** One of the {@link FAULT_KINDS}. */
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** What the injector needs to reach. */
@@ -30,15 +31,19 @@ export interface FaultTargets {
   readonly sqs: SQSClient;
   readonly queueUrl: string;
   readonly load: AdmissionLoad;
+  /** A random operation that ended failed or cancelled, for an owner retry. */
+  readonly pickEnded: () => Promise<{ id: string; ownerUserId: string } | undefined>;
   readonly random: Random;
   /** The lease, in **ms**: a delayed heartbeat stalls a worker 1–11 s longer than this, so it often wakes while the next attempt runs. */
   readonly leaseMs: number;
 }
 
 /**
- * Injects one fault at a time, at random, and counts those that took effect (a kind with no target at that moment —
- * no busy worker, no message in the queue — is not counted). MariaDB restarts are scheduled by the caller
- * ({@link FaultInjector.restartMariadb}), not drawn at random: each takes the whole system down for seconds.
+ * Injects one fault at a time, at random, and counts those that took effect: a kind with no target at that moment (no
+ * busy worker, no message in the queue, a connection that was already gone) or refused (a cancel or retry answered
+ * 409) is not counted. Delayed heartbeats and clock skews are counted by the fleet when the worker reports them
+ * applied. MariaDB restarts are scheduled by the caller ({@link FaultInjector.restartMariadb}), not drawn at random:
+ * each takes the whole system down for seconds.
  */
 export class FaultInjector {
   readonly counts: Record<FaultKind, number> = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
@@ -81,13 +86,24 @@ export class FaultInjector {
       }
       case 'kill_connection': {
         const admin = await t.admin();
-        const [rows] = await admin.query('SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB = ? AND ID <> CONNECTION_ID()', [t.database]);
-        const ids = (rows as Array<{ id: number }>).map((r) => r.id);
-        if (ids.length === 0) return false;
-        await admin.query(`KILL CONNECTION ${Number(t.random.pick(ids))}`).catch((error: { code?: string }) => {
-          if (error.code !== 'ER_NO_SUCH_THREAD') throw error;
-        });
-        return true;
+        // Prefer a connection in the middle of a statement or a transaction; else any (an idle pooled one).
+        const [rows] = await admin.query(
+          `SELECT p.ID AS id, (p.COMMAND <> 'Sleep' OR t.trx_id IS NOT NULL) AS busy
+             FROM information_schema.PROCESSLIST p LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID
+            WHERE p.DB = ? AND p.ID <> CONNECTION_ID()`,
+          [t.database],
+        );
+        const all = rows as Array<{ id: number; busy: number }>;
+        const busy = all.filter((r) => Number(r.busy) === 1);
+        const target = (busy.length > 0 ? busy : all).map((r) => r.id);
+        if (target.length === 0) return false;
+        try {
+          await admin.query(`KILL CONNECTION ${Number(t.random.pick(target))}`);
+          return true;
+        } catch (error) {
+          if ((error as { code?: string }).code === 'ER_NO_SUCH_THREAD') return false;
+          throw error;
+        }
       }
       case 'restart_mariadb':
         await t.mariadb.crashAndRestart();
@@ -114,16 +130,22 @@ export class FaultInjector {
       case 'clock_skew': {
         const live = t.fleet.liveSlots();
         if (live.length === 0) return false;
+        // Counted when the worker reports it applied (WorkerFleet.skews).
         t.fleet.send(t.random.pick(live), { type: 'skew', ms: (t.random.chance(0.5) ? 1 : -1) * 120_000 });
-        return true;
+        return false;
       }
-      case 'cancel':
-      case 'retry': {
-        const target = t.load.pick(kind);
+      case 'cancel': {
+        const target = t.load.recent();
         if (!target) return false;
-        const answer = kind === 'cancel' ? await target.client.cancel(target.id) : await target.client.retry(target.id);
-        t.load.ended(target, answer.body?.status);
-        return answer.status !== 0;
+        const answer = await target.client.cancel(target.id);
+        return answer.status >= 200 && answer.status < 300;
+      }
+      case 'retry': {
+        const ended = await t.pickEnded();
+        const client = ended && t.load.clientOf(ended.ownerUserId);
+        if (!ended || !client) return false;
+        const answer = await client.retry(ended.id);
+        return answer.status >= 200 && answer.status < 300;
       }
     }
   }

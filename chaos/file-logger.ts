@@ -1,12 +1,10 @@
 import { appendFileSync } from 'node:fs';
 import type { Logger } from '../lib/logger.js';
 
-/** A {@link Logger} that appends JSON lines to `path` (the harness keeps stdout for its summary). Counts errors. */
-export function fileLogger(path: string): Logger & { readonly errors: () => number } {
-  let errors = 0;
+/** A {@link Logger} that appends JSON lines to `path` (the harness keeps stdout for its summary). */
+export function fileLogger(path: string): Logger {
   const write = (level: string) => (message: string, fields: Record<string, unknown> = {}) => {
-    if (level === 'ERROR') errors += 1;
     appendFileSync(path, `${JSON.stringify({ level, message, timestamp: new Date().toISOString(), ...fields })}\n`);
   };
-  return { info: write('INFO'), warn: write('WARN'), error: write('ERROR'), errors: () => errors };
+  return { info: write('INFO'), warn: write('WARN'), error: write('ERROR') };
 }

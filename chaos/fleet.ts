@@ -12,6 +12,8 @@ interface Slot {
   child?: ChildProcess;
   running: number;
   ready: boolean;
+  /** Set while the harness itself kills or stops the process, so its exit is not counted as a crash. */
+  exitExpected: boolean;
 }
 
 /** Options of {@link WorkerFleet}. */
@@ -25,18 +27,24 @@ export interface FleetOptions {
 
 /**
  * The chaos worker processes (`worker-process.ts`), one per slot: started, SIGKILLed and restarted by the fault
- * injector, told to skew their clock or stall, and stopped gracefully at the end. A slot whose process dies is not
- * restarted by itself: {@link WorkerFleet.kill} restarts it.
+ * injector ({@link WorkerFleet.kill}), told to skew their clock or stall, and stopped gracefully at the end. A process
+ * that exits on its own is a crash of the code under test: it is counted ({@link WorkerFleet.unexpectedExits}) and
+ * restarted.
  */
 export class WorkerFleet {
   /** Runs that began with a stall the injector asked for (delayed heartbeats that happened). */
   stalls = 0;
+  /** Clock skews a worker applied. */
+  skews = 0;
+  /** Worker processes that exited without being told to (each restarted): a crash of the code under test. */
+  unexpectedExits = 0;
+  #stopping = false;
   readonly #slots: Slot[];
   readonly #options: FleetOptions;
 
   constructor(options: FleetOptions) {
     this.#options = options;
-    this.#slots = Array.from({ length: options.size }, (_, index) => ({ index, incarnation: 0, running: 0, ready: false }));
+    this.#slots = Array.from({ length: options.size }, (_, index) => ({ index, incarnation: 0, running: 0, ready: false, exitExpected: false }));
   }
 
   /** Starts every slot's process and waits until each is polling. */
@@ -59,6 +67,7 @@ export class WorkerFleet {
     const slot = this.#slot(index);
     const child = slot.child;
     slot.ready = false;
+    slot.exitExpected = true;
     if (child && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       child.kill('SIGKILL');
@@ -75,10 +84,12 @@ export class WorkerFleet {
 
   /** Stops every process gracefully (in-flight runs finish), SIGKILLing any still up after `graceMs`. */
   async stop(graceMs = 30_000): Promise<void> {
+    this.#stopping = true;
     await Promise.all(
       this.#slots.map(async (slot) => {
         const child = slot.child;
         slot.ready = false;
+        slot.exitExpected = true;
         if (!child || child.exitCode !== null || child.signalCode !== null) return;
         const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
         if (child.connected) child.send({ type: 'stop' } satisfies WorkerControl);
@@ -98,6 +109,7 @@ export class WorkerFleet {
   #spawn(slot: Slot): Promise<void> {
     slot.incarnation += 1;
     slot.running = 0;
+    slot.exitExpected = false;
     const log = openSync(join(this.#options.logDir, `worker-${slot.index}.log`), 'a');
     const child = fork(WORKER_SCRIPT, [], {
       env: { ...process.env, ...this.#options.env, CHAOS_WORKER: `worker-${slot.index}#${slot.incarnation}` },
@@ -107,16 +119,24 @@ export class WorkerFleet {
     closeSync(log);
     slot.child = child;
     return new Promise<void>((resolve, reject) => {
+      let started = false;
       child.once('exit', (code, signal) => {
-        if (slot.child === child) slot.ready = false;
-        if (!slot.ready) reject(new Error(`worker-${slot.index} exited during start (${code ?? signal})`));
+        if (slot.child !== child) return;
+        slot.ready = false;
+        if (!started) reject(new Error(`worker-${slot.index} exited during start (${code ?? signal})`));
+        else if (!slot.exitExpected && !this.#stopping) {
+          this.unexpectedExits += 1;
+          void this.#spawn(slot).catch(() => undefined);
+        }
       });
       child.on('message', (message: WorkerReport) => {
         if (slot.child !== child) return;
         if (message.type === 'ready') {
           slot.ready = true;
+          started = true;
           resolve();
         } else if (message.type === 'stalled') this.stalls += 1;
+        else if (message.type === 'skewed') this.skews += 1;
         else slot.running = Math.max(0, slot.running + message.delta);
       });
     });

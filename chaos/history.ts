@@ -22,15 +22,31 @@ export interface OperationRecord {
   readonly leaseExpiresAtMs: number | null;
 }
 
-/** One recorded change of an operation's status, attempt or lease token (`chaos_transitions`), in commit order per operation. */
+/**
+ * One recorded write to an operation (`chaos_transitions`), in commit order per operation: `status` — a change of its
+ * status, attempt, cycle or lease token (`note`: the new failure message); `progress` — a progress write (`note`: the
+ * new stage). Attempts and cycles are the row's before (`from…`) and after (`to…`) the write.
+ */
 export interface TransitionRecord {
   readonly seq: number;
   readonly operationId: string;
+  readonly kind: 'status' | 'progress';
   readonly from: string | null;
   readonly to: string;
   readonly fromAttempt: number | null;
   readonly toAttempt: number;
+  readonly fromCycle: number | null;
+  readonly toCycle: number;
   readonly leaseChanged: boolean;
+  readonly note: string | null;
+}
+
+/** One run of the task handler (effect rows and execution records share this key). */
+export interface RunRecord {
+  readonly operationId: string;
+  readonly cycle: number;
+  readonly attempt: number;
+  readonly worker: string;
 }
 
 /**
@@ -42,8 +58,11 @@ export interface ChaosHistory {
   readonly readAtMs: number;
   readonly admitted: readonly AdmittedRecord[];
   readonly operations: readonly OperationRecord[];
-  readonly effects: ReadonlyArray<{ readonly operationId: string; readonly attempt: number; readonly worker: string }>;
-  readonly notifications: ReadonlyArray<{ readonly operationId: string; readonly cycle: number; readonly status: string }>;
+  /** Successes committed (one row per success transaction). */
+  readonly effects: readonly RunRecord[];
+  /** Handler runs started (committed or not). */
+  readonly executions: readonly RunRecord[];
+  readonly notifications: ReadonlyArray<{ readonly operationId: string; readonly ownerUserId: string; readonly cycle: number; readonly status: string }>;
   readonly transitions: readonly TransitionRecord[];
   /** Held capacity slots: pool key and holder. */
   readonly capacity: ReadonlyArray<{ readonly poolKey: string; readonly operationId: string }>;
@@ -53,9 +72,17 @@ export interface ChaosHistory {
 
 const ms = (value: Date | string | null): number | null => (value === null ? null : new Date(value).getTime());
 
+const runRecord = (r: Record<string, unknown>): RunRecord => ({
+  operationId: r.operation_id as string,
+  cycle: Number(r.cycle),
+  attempt: Number(r.attempt),
+  worker: r.worker as string,
+});
+
 /**
  * Reads a {@link ChaosHistory} from the chaos database (MariaDB, with the harness's tables from `createChaosSchema`).
- * Reads everything: the harness bounds the run, so the tables stay small (thousands of rows).
+ * Reads everything: the harness bounds the run, so the tables stay small (tens of thousands of rows).
+ * @throws driver errors (the caller retries: the read follows a crash-restart of the server).
  */
 export async function readHistory(store: Store, admitted: readonly AdmittedRecord[]): Promise<ChaosHistory> {
   const db = store.db as unknown as Kysely<any>;
@@ -65,8 +92,9 @@ export async function readHistory(store: Store, admitted: readonly AdmittedRecor
     .selectFrom('operations')
     .select(['id', 'owner_user_id', 'idempotency_key', 'status', 'attempt', 'retry_count', 'available_at', 'lease_expires_at'])
     .execute();
-  const effects = await db.selectFrom('chaos_effects').select(['operation_id', 'attempt', 'worker']).orderBy('id').execute();
-  const notifications = await typed.selectFrom('operation_notifications').select(['operation_id', 'cycle', 'status']).execute();
+  const effects = await db.selectFrom('chaos_effects').selectAll().orderBy('id').execute();
+  const executions = await db.selectFrom('chaos_executions').selectAll().orderBy('id').execute();
+  const notifications = await typed.selectFrom('operation_notifications').select(['operation_id', 'owner_user_id', 'cycle', 'status']).execute();
   const transitions = await db.selectFrom('chaos_transitions').selectAll().orderBy('seq').execute();
   const capacity = await typed.selectFrom('capacity_slots').select(['pool_key', 'operation_id']).where('operation_id', 'is not', null).execute();
   return {
@@ -82,16 +110,21 @@ export async function readHistory(store: Store, admitted: readonly AdmittedRecor
       availableAtMs: ms(o.available_at),
       leaseExpiresAtMs: ms(o.lease_expires_at),
     })),
-    effects: effects.map((e) => ({ operationId: e.operation_id as string, attempt: Number(e.attempt), worker: e.worker as string })),
-    notifications: notifications.map((n) => ({ operationId: n.operation_id, cycle: n.cycle, status: n.status })),
+    effects: effects.map(runRecord),
+    executions: executions.map(runRecord),
+    notifications: notifications.map((n) => ({ operationId: n.operation_id, ownerUserId: n.owner_user_id, cycle: n.cycle, status: n.status })),
     transitions: transitions.map((t) => ({
       seq: Number(t.seq),
       operationId: t.operation_id as string,
+      kind: t.kind === 'progress' ? 'progress' : 'status',
       from: (t.from_status as string | null) ?? null,
       to: t.to_status as string,
       fromAttempt: t.from_attempt === null ? null : Number(t.from_attempt),
       toAttempt: Number(t.to_attempt),
+      fromCycle: t.from_cycle === null ? null : Number(t.from_cycle),
+      toCycle: Number(t.to_cycle),
       leaseChanged: Number(t.lease_changed) === 1,
+      note: (t.note as string | null) ?? null,
     })),
     capacity: capacity.map((c) => ({ poolKey: c.pool_key, operationId: c.operation_id as string })),
     chains: await verifyAllChains(store),

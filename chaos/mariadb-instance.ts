@@ -20,8 +20,10 @@ export interface MariadbInstance {
    * @throws {Error} when it does not come back within 60 s.
    */
   crashAndRestart(): Promise<void>;
-  /** Stops the server (SIGTERM) and deletes its data directory. */
-  stop(): Promise<void>;
+  /** Stops the server (SIGTERM) and deletes its data directory, unless `keepData`. */
+  stop(options?: { keepData?: boolean }): Promise<void>;
+  /** The data directory (deleted by {@link MariadbInstance.stop}). */
+  readonly dataDir: string;
 }
 
 function findBinary(names: readonly string[]): string | undefined {
@@ -81,27 +83,45 @@ export async function startMariadbInstance(): Promise<MariadbInstance | undefine
   if (!daemon || !installDb) return undefined;
   const dir = mkdtempSync(join(tmpdir(), 'durable-ops-mariadb-'));
   const port = await freeLoopbackPort();
-  await run(installDb, ['--no-defaults', `--datadir=${dir}/data`, '--auth-root-authentication-method=normal', '--skip-test-db', '--user=root']);
+  try {
+    await run(installDb, ['--no-defaults', `--datadir=${dir}/data`, '--auth-root-authentication-method=normal', '--skip-test-db', '--user=root']);
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   const args = ['--no-defaults', `--datadir=${dir}/data`, `--socket=${dir}/s.sock`, `--port=${port}`, '--bind-address=127.0.0.1', '--user=root', '--skip-log-bin', '--max-connections=500'];
-  const launch = async (): Promise<ChildProcess> => {
-    const child = spawn(daemon, args, { stdio: 'ignore' });
-    await waitUntilAccepting(port, child);
-    return child;
-  };
   const exited = (child: ChildProcess) => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve())));
-  let child = await launch();
+  let child: ChildProcess = spawn(daemon, args, { stdio: 'ignore' });
+  /** Waits for the current child; one that never accepts connections is killed, so nothing is left running. */
+  const ready = async () => {
+    try {
+      await waitUntilAccepting(port, child);
+    } catch (error) {
+      child.kill('SIGKILL');
+      await exited(child);
+      throw error;
+    }
+  };
+  try {
+    await ready();
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     adminUrl: `mysql://root@127.0.0.1:${port}/`,
     port,
+    dataDir: dir,
     crashAndRestart: async () => {
       child.kill('SIGKILL');
       await exited(child);
-      child = await launch();
+      child = spawn(daemon, args, { stdio: 'ignore' });
+      await ready();
     },
-    stop: async () => {
+    stop: async (options = {}) => {
       child.kill('SIGTERM');
       await exited(child);
-      rmSync(dir, { recursive: true, force: true });
+      if (!options.keepData) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

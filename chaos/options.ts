@@ -15,18 +15,22 @@ export interface ChaosOptions {
   readonly restarts: number;
   /** Longest wait for every operation to settle after the fault phase. */
   readonly drainSeconds: number;
-  /** Seed of every random choice (printed, so a run's choices can be replayed). */
+  /**
+   * Seed of the random choices (faults, targets, params). Printed with the summary; the load loops and the injector
+   * draw from it concurrently, so timing still makes two runs with one seed differ.
+   */
   readonly seed: number;
-  /** Keep the private server's data directory and the logs. */
+  /** Keep the private server's data directory (the server is stopped); the logs in `.chaos/` are always kept. */
   readonly keep: boolean;
 }
 
+/** The `npm run chaos` usage text. */
 export const USAGE = `usage: npm run chaos [-- --quick] [--duration S] [--workers N] [--rate R] [--restarts N] [--seed N] [--keep]
   --quick       60 s of faults, 3 workers, 8 admissions/s, 1 MariaDB restart (under 2 minutes in all)
   (default)     600 s of faults, 4 workers, 10 admissions/s, a MariaDB restart every ~55 s
   --duration S  fault phase in seconds (10..7200)      --workers N  worker processes (1..16)
   --rate R      admissions per second (1..200)         --restarts N MariaDB crash-restarts (1..100)
-  --seed N      seed of the random choices             --keep       keep the server's data and the logs
+  --seed N      seed of the random choices             --keep       keep the server's data directory
 Runs on a private MariaDB server it starts on a free loopback port (needs mariadbd and mariadb-install-db).`;
 
 const Numbers = z.object({
@@ -72,7 +76,7 @@ export function parseChaosArgs(argv: readonly string[]): ChaosOptions {
     rate: n.rate ?? (quick ? 8 : 10),
     faultEveryMs: quick ? 500 : 1_000,
     restarts: n.restarts ?? (quick ? 1 : Math.max(1, Math.round(durationSeconds / 55))),
-    drainSeconds: quick ? 45 : 120,
+    drainSeconds: quick ? 30 : 120,
     seed: n.seed ?? Math.floor(Math.random() * 2 ** 32),
     keep,
   };

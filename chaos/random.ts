@@ -1,6 +1,7 @@
 /**
- * A seeded pseudo-random source (mulberry32), so a chaos run's choices — which fault, which worker, which params —
- * repeat for the same `--seed` (the timing of a run on a shared machine does not).
+ * A seeded pseudo-random source (mulberry32) for a chaos run's choices — which fault, which worker, which params. The
+ * load loops and the injector draw from one source concurrently, so the seed fixes the choices' distribution, not
+ * their order: two runs with one seed differ with the timing of a shared machine.
  */
 export class Random {
   #state: number;

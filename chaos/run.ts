@@ -1,224 +1,175 @@
 /**
  * `npm run chaos [-- --quick]`: the reliability harness of issue 8. Starts a private MariaDB, the in-process SQS/S3
- * emulator, the HTTP API and the sweeper in this process and several worker processes; drives an admission load with
- * cancels and retries through the API while injecting faults at random (SIGKILLed workers, killed connections, a
- * crashed and restarted MariaDB, dropped and duplicated messages, heartbeats delayed past the lease, skewed clocks);
- * lets the system drain; then checks the recorded history against the invariants (`invariants.ts`) and prints a
- * summary whose last line is one JSON object. Exit code 0 only with zero violations.
+ * emulator, the HTTP API and the sweeper in this process and several worker processes (`chaos-stack.ts`); drives an
+ * admission load with cancels and retries through the API while injecting faults at random (SIGKILLed workers, killed
+ * connections, a crashed and restarted MariaDB, dropped and duplicated messages, heartbeats delayed past the lease,
+ * skewed clocks); lets the system drain; then checks the recorded history against the invariants (`invariants.ts`)
+ * and prints a summary whose last line is one JSON object. Exit code 0 only with zero violations and no worker crash;
+ * 1 otherwise or when the run itself failed; 2 for a bad command line; 130 when interrupted (after cleaning up).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { randomBytes } from 'node:crypto';
-import { createConnection, type Connection } from 'mysql2/promise';
-import { loadConfig } from '../lib/config.js';
-import { migrateToLatest } from '../lib/db/migrate.js';
-import { signDevToken } from '../lib/http/auth.js';
-import { createApiHandler } from '../lib/http/api-handler.js';
-import { startLocalHttpServer } from '../lib/http/local-http-server.js';
-import { startLocalQueue } from '../lib/local/local-queue.js';
 import { ACTIVE_STATUSES } from '../lib/operations/operation-status.js';
-import { createRuntime } from '../lib/runtime.js';
 import { sweepWith } from '../lib/sweeper/sweeper-handler.js';
-import { TaskRegistry } from '../lib/tasks/task-registry.js';
 import { AdmissionLoad } from './admission-load.js';
-import { ApiClient } from './api-client.js';
-import { createChaosSchema } from './chaos-schema.js';
-import { chaosTask } from './chaos-task.js';
+import { pickEndedOperation } from './chaos-schema.js';
+import { CHAOS_DATABASE, startChaosStack, type ChaosStack } from './chaos-stack.js';
 import { fileLogger } from './file-logger.js';
 import { FaultInjector } from './faults.js';
-import { WorkerFleet } from './fleet.js';
-import { readHistory } from './history.js';
+import { readHistory, type ChaosHistory } from './history.js';
 import { checkHistory } from './invariants.js';
-import { startMariadbInstance, type MariadbInstance } from './mariadb-instance.js';
+import { startMariadbInstance } from './mariadb-instance.js';
 import { parseChaosArgs, UsageError, USAGE, type ChaosOptions } from './options.js';
 import { Random } from './random.js';
 import { renderSummary, summaryOf } from './summary.js';
 
-const OWNERS = 20;
-const DATABASE = 'chaos';
-const BUCKET = 'chaos-results';
+const log = (line: string) => process.stderr.write(`[chaos] ${line}\n`);
 
-/** The configuration every process of the run shares (short lease and sweep interval, so faults heal within seconds). */
-function chaosEnv(databaseUrl: string, queue: { endpoint: string; queueUrl: string }, secret: string): Record<string, string> {
-  return {
-    DATABASE_URL: databaseUrl,
-    SQS_QUEUE_URL: queue.queueUrl,
-    SQS_ENDPOINT: queue.endpoint,
-    RESULTS_BUCKET: BUCKET,
-    S3_ENDPOINT: queue.endpoint,
-    AWS_ACCESS_KEY_ID: 'chaos',
-    AWS_SECRET_ACCESS_KEY: 'chaos',
-    LEASE_SECONDS: '5',
-    HEARTBEAT_SECONDS: '1',
-    SWEEP_INTERVAL_SECONDS: '1',
-    RETRY_BASE_SECONDS: '1',
-    RETRY_MAX_SECONDS: '4',
-    MAX_ATTEMPTS: '4',
-    QUEUED_DEADLINE_SECONDS: '300',
-    WAKEUP_RESEND_SECONDS: '5',
-    CAPACITY_PER_OWNER: '500',
-    CAPACITY_GLOBAL: '10000',
-    DB_POOL_SIZE: '6',
-    DEV_JWT_SECRET: secret,
-    POWERTOOLS_LOG_LEVEL: 'WARN',
-    POWERTOOLS_METRICS_DISABLED: 'true',
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-  };
+/** Undo steps of what the run started, by name, run in reverse order at the end — or on SIGINT/SIGTERM. */
+const pending = new Map<string, () => Promise<unknown>>();
+async function runPending(): Promise<void> {
+  for (const [, undo] of [...pending].reverse()) await undo().catch(() => undefined);
+  pending.clear();
 }
 
-/** Repeats `work` every `everyMs` until `until()` is true; never throws (errors are counted). */
-async function every(everyMs: number, until: () => boolean, work: () => Promise<void>, errors: { n: number }): Promise<void> {
-  while (!until()) {
-    await work().catch(() => {
-      errors.n += 1;
-    });
-    await delay(everyMs);
+/** `work` with up to `tries` attempts, a second apart (the final reads follow a crash-restart of the server). */
+async function retried<T>(tries: number, work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= tries) throw error;
+      await delay(1_000);
+    }
+  }
+}
+
+/** Faults and load for `durationSeconds`, with the MariaDB restarts spread evenly over it (the first at mid-slot). */
+async function faultPhase(stack: ChaosStack, injector: FaultInjector, load: AdmissionLoad, options: ChaosOptions, random: Random): Promise<void> {
+  const started = Date.now();
+  const end = started + options.durationSeconds * 1000;
+  const restartAt = Array.from({ length: options.restarts }, (_, i) => started + ((i + 0.5) * options.durationSeconds * 1000) / options.restarts);
+  let lastReport = started;
+  while (Date.now() < end) {
+    if (restartAt.length > 0 && Date.now() >= (restartAt[0] as number)) {
+      restartAt.shift();
+      log('crashing and restarting MariaDB');
+      await injector.restartMariadb();
+    } else await injector.injectRandom();
+    if (Date.now() - lastReport > 30_000) {
+      lastReport = Date.now();
+      log(`${Math.round((Date.now() - started) / 1000)} s: ${load.counts.admitted} admitted, faults ${JSON.stringify(faultCounts(stack, injector))}`);
+    }
+    await delay(random.int(2 * options.faultEveryMs));
+  }
+}
+
+function faultCounts(stack: ChaosStack, injector: FaultInjector) {
+  return { ...injector.counts, delay_heartbeat: stack.fleet.stalls, clock_skew: stack.fleet.skews };
+}
+
+/** Waits until no operation is active, or `seconds` passed. */
+async function drain(stack: ChaosStack, seconds: number): Promise<void> {
+  const end = Date.now() + seconds * 1000;
+  while (Date.now() < end) {
+    const row = await stack.runtime.store.db
+      .selectFrom('operations')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', 'in', ACTIVE_STATUSES)
+      .executeTakeFirst()
+      .catch(() => undefined);
+    if (row && Number(row.n) === 0) return;
+    await delay(1_000);
   }
 }
 
 async function run(options: ChaosOptions): Promise<number> {
-  const runId = new Date().toISOString().replace(/[:.]/g, '-');
-  const dir = join('.chaos', runId);
-  mkdirSync(dir, { recursive: true });
-  const log = (line: string) => process.stderr.write(`[chaos] ${line}\n`);
-  log(`mode ${options.mode}, seed ${options.seed}, ${options.durationSeconds} s of faults, ${options.workers} workers; logs in ${dir}`);
   const random = new Random(options.seed);
-  const mariadb: MariadbInstance | undefined = await startMariadbInstance();
-  if (!mariadb) throw new UsageError('this machine has no mariadbd / mariadb-install-db: the chaos harness needs a private MariaDB server');
-  const cleanups: Array<() => Promise<unknown>> = [];
-  const cleanup = async () => {
-    for (const step of cleanups.reverse()) await step().catch(() => undefined);
-  };
-  try {
-    cleanups.push(() => (options.keep ? Promise.resolve() : mariadb.stop()));
-    let adminConnection: Connection | undefined;
-    const admin = async () => {
-      if (!adminConnection) adminConnection = await createConnection({ host: '127.0.0.1', port: mariadb.port, user: 'root', connectTimeout: 5_000 });
-      return adminConnection;
-    };
-    cleanups.push(async () => adminConnection?.destroy());
-    await (await admin()).query(`CREATE DATABASE ${DATABASE}`);
-    const databaseUrl = `mysql://root@127.0.0.1:${mariadb.port}/${DATABASE}`;
-    const queue = await startLocalQueue({ visibilityTimeoutSeconds: 30, buckets: [BUCKET] });
-    cleanups.push(() => queue.stop());
-    const secret = randomBytes(32).toString('hex');
-    const env = chaosEnv(databaseUrl, queue, secret);
-    const config = loadConfig({ ...process.env, ...env });
-    const registry = new TaskRegistry();
-    registry.register(chaosTask({ worker: 'api', takeStall: () => 0, running: () => undefined }));
-    const logger = fileLogger(join(dir, 'api-and-sweeper.log'));
-    const runtime = createRuntime(config, { registry, logger });
-    cleanups.push(() => runtime.close());
-    await migrateToLatest(runtime.store);
-    await createChaosSchema(runtime.store.db);
-    const server = await startLocalHttpServer({ port: 0, handler: createApiHandler(runtime), devJwtSecret: secret, logger });
-    cleanups.push(() => server.close());
-    const fleet = new WorkerFleet({ size: options.workers, env, logDir: dir });
-    await fleet.start();
-    cleanups.push(() => fleet.stop(5_000));
+  const mariadb = await startMariadbInstance();
+  if (!mariadb) throw new Error('this machine has no mariadbd / mariadb-install-db: the chaos harness needs its own private MariaDB server');
+  pending.set('mariadb', () => mariadb.stop({ keepData: options.keep }));
+  const dir = join('.chaos', new Date().toISOString().replace(/[:.]/g, '-'));
+  mkdirSync(dir, { recursive: true });
+  log(`mode ${options.mode}, seed ${options.seed}, ${options.durationSeconds} s of faults, ${options.workers} workers; logs in ${dir}`);
+  const logger = fileLogger(join(dir, 'api-and-sweeper.log'));
+  const stack = await startChaosStack(mariadb, { workers: options.workers, logDir: dir, logger }, (name, undo) => pending.set(name, undo));
+  const load = new AdmissionLoad({ clients: stack.clients, random, perSecond: options.rate, concurrency: Math.max(4, Math.ceil(options.rate)), keyPrefix: `chaos-${dir.slice(7)}` });
+  const injector = new FaultInjector({
+    fleet: stack.fleet,
+    mariadb,
+    admin: stack.admin,
+    database: CHAOS_DATABASE,
+    sqs: stack.queue.client,
+    queueUrl: stack.queue.queueUrl,
+    load,
+    pickEnded: () => pickEndedOperation(stack.runtime.store.db),
+    random,
+    leaseMs: stack.config.LEASE_SECONDS * 1000,
+  });
 
-    const clients = await Promise.all(
-      Array.from({ length: OWNERS }, async (_, i) => {
-        const owner = `chaos-owner-${String(i).padStart(2, '0')}`;
-        return new ApiClient(server.url, owner, await signDevToken(owner, secret));
-      }),
-    );
-    const load = new AdmissionLoad({ clients, random, perSecond: options.rate, concurrency: Math.max(4, Math.ceil(options.rate)), keyPrefix: `chaos-${runId}` });
-    const injector = new FaultInjector({
-      fleet,
-      mariadb,
-      admin: async () => {
-        try {
-          const connection = await admin();
-          await connection.query('SELECT 1');
-          return connection;
-        } catch {
-          adminConnection?.destroy();
-          adminConnection = undefined;
-          return admin();
-        }
-      },
-      database: DATABASE,
-      sqs: queue.client,
-      queueUrl: queue.queueUrl,
-      load,
-      random,
-      leaseMs: config.LEASE_SECONDS * 1000,
-    });
-
-    const started = Date.now();
-    const faultsEnd = started + options.durationSeconds * 1000;
-    let sweeping = true;
-    const sweepErrors = { n: 0 };
-    const sweeper = every(config.SWEEP_INTERVAL_SECONDS * 1000, () => !sweeping, () => sweepWith(runtime).then(() => undefined), sweepErrors);
-    const loadDone = load.run();
-    const restartAt = Array.from({ length: options.restarts }, (_, i) => started + ((i + 0.5) * options.durationSeconds * 1000) / options.restarts);
-    let lastReport = started;
-    while (Date.now() < faultsEnd) {
-      if (restartAt.length > 0 && Date.now() >= (restartAt[0] as number)) {
-        restartAt.shift();
-        log('crashing and restarting MariaDB');
-        await injector.restartMariadb();
-      } else await injector.injectRandom();
-      if (Date.now() - lastReport > 30_000) {
-        lastReport = Date.now();
-        log(`${Math.round((Date.now() - started) / 1000)} s: ${load.counts.admitted} admitted, faults ${JSON.stringify({ ...injector.counts, delay_heartbeat: fleet.stalls })}`);
-      }
-      await delay(random.int(2 * options.faultEveryMs));
+  const started = Date.now();
+  let sweeping = true;
+  let sweepErrors = 0;
+  const sweeper = (async () => {
+    while (sweeping) {
+      await sweepWith(stack.runtime).catch(() => (sweepErrors += 1));
+      await delay(stack.config.SWEEP_INTERVAL_SECONDS * 1000);
     }
-    load.stop();
-    await loadDone;
-    for (const slot of fleet.liveSlots()) fleet.send(slot, { type: 'skew', ms: 0 });
-    log(`fault phase over: ${load.counts.admitted} admitted; draining (up to ${options.drainSeconds} s)`);
-    const drainEnd = Date.now() + options.drainSeconds * 1000;
-    let active = Number.POSITIVE_INFINITY;
-    while (Date.now() < drainEnd) {
-      const row = await runtime.store.db
-        .selectFrom('operations')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('status', 'in', ACTIVE_STATUSES)
-        .executeTakeFirst()
-        .catch(() => undefined);
-      active = Number(row?.n ?? active);
-      if (active === 0) break;
-      await delay(1_000);
-    }
-    await fleet.stop();
-    sweeping = false;
-    await sweeper;
-    await sweepWith(runtime);
-    const history = await readHistory(runtime.store, load.admitted);
-    writeFileSync(join(dir, 'history.json'), JSON.stringify(history));
-    const check = checkHistory(history);
-    const summary = summaryOf({
-      options,
-      seconds: (Date.now() - started) / 1000,
-      load: load.counts,
-      faults: { ...injector.counts, delay_heartbeat: fleet.stalls },
-      faultErrors: injector.errors,
-      sweepErrors: sweepErrors.n,
-      check,
-      stillActive: active,
-      historyFile: join(dir, 'history.json'),
-    });
-    process.stdout.write(`${renderSummary(summary)}\n${JSON.stringify(summary)}\n`);
-    return check.violations.length === 0 ? 0 : 1;
-  } finally {
-    await cleanup();
-  }
+  })();
+  const loadDone = load.run();
+  await faultPhase(stack, injector, load, options, random);
+  load.stop();
+  await loadDone;
+  for (const slot of stack.fleet.liveSlots()) stack.fleet.send(slot, { type: 'skew', ms: 0 });
+  log(`fault phase over: ${load.counts.admitted} admitted; draining (up to ${options.drainSeconds} s)`);
+  await drain(stack, options.drainSeconds);
+  await stack.fleet.stop(options.mode === 'quick' ? 10_000 : 30_000);
+  sweeping = false;
+  await sweeper;
+  const history: ChaosHistory = await retried(3, async () => {
+    await sweepWith(stack.runtime);
+    return readHistory(stack.runtime.store, load.admitted);
+  });
+  writeFileSync(join(dir, 'history.json'), JSON.stringify(history));
+  const check = checkHistory(history);
+  const summary = summaryOf({
+    options,
+    seconds: (Date.now() - started) / 1000,
+    load: load.counts,
+    faults: faultCounts(stack, injector),
+    faultErrors: injector.errors,
+    sweepErrors,
+    workerCrashes: stack.fleet.unexpectedExits,
+    check,
+    historyFile: join(dir, 'history.json'),
+  });
+  process.stdout.write(`${renderSummary(summary)}\n${JSON.stringify(summary)}\n`);
+  if (options.keep) log(`kept: the server's data directory ${mariadb.dataDir} (database ${CHAOS_DATABASE}) and the logs in ${dir}`);
+  return check.violations.length === 0 && stack.fleet.unexpectedExits === 0 ? 0 : 1;
 }
 
 // The AWS SDK's notice about Node 22 is noise in the summary (its clients are created in this process).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping the workers and the private MariaDB`);
+    // What is still running fails as its server goes away: expected, not worth a stack trace.
+    process.on('unhandledRejection', () => {});
+    process.on('uncaughtException', () => {});
+    void runPending().finally(() => process.exit(130));
+  });
+}
 try {
   process.exitCode = await run(parseChaosArgs(process.argv.slice(2)));
 } catch (error) {
   if (error instanceof UsageError) {
     process.stderr.write(`${error.message ? `${error.message}\n` : ''}${USAGE}\n`);
-    process.exitCode = 2;
+    process.exitCode = error.message ? 2 : 0;
   } else {
     process.stderr.write(`chaos run failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exitCode = 1;
   }
+} finally {
+  await runPending();
 }

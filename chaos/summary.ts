@@ -7,6 +7,7 @@ import type { ChaosOptions } from './options.js';
 export interface ChaosSummary {
   readonly mode: ChaosOptions['mode'];
   readonly seed: number;
+  /** From the first admission to the history read, in **s** (start-up and shutdown not included). */
   readonly seconds: number;
   readonly workers: number;
   /** Operations in the database at the end (every admitted one, plus any whose answer was lost). */
@@ -14,12 +15,19 @@ export interface ChaosSummary {
   readonly admissions: LoadCounts;
   readonly statuses: Readonly<Record<string, number>>;
   readonly effects: number;
+  /** Handler runs started; more than `effects`: work runs at least once per claim, commits once. */
+  readonly executions: number;
+  /** Succeeded operations whose handler ran more than once. */
+  readonly reExecutedSuccesses: number;
   readonly notifications: number;
   readonly transitions: number;
   /** Faults that took effect, by kind. */
   readonly faults: Readonly<Record<FaultKind, number>>;
   readonly faultErrors: Readonly<Record<string, number>>;
   readonly sweepErrors: number;
+  /** Worker processes that exited on their own (a crash of the code under test; the run fails). */
+  readonly workerCrashes: number;
+  /** Operations still active when the history was read. */
   readonly stillActive: number;
   readonly violations: number;
   readonly violationsByInvariant: Readonly<Partial<Record<InvariantName, number>>>;
@@ -36,8 +44,8 @@ export interface SummaryInput {
   readonly faults: Record<FaultKind, number>;
   readonly faultErrors: Record<string, number>;
   readonly sweepErrors: number;
+  readonly workerCrashes: number;
   readonly check: CheckResult;
-  readonly stillActive: number;
   readonly historyFile: string;
 }
 
@@ -54,12 +62,15 @@ export function summaryOf(input: SummaryInput): ChaosSummary {
     admissions: input.load,
     statuses: input.check.statuses,
     effects: input.check.effects,
+    executions: input.check.executions,
+    reExecutedSuccesses: input.check.reExecutedSuccesses,
     notifications: input.check.notifications,
     transitions: input.check.transitions,
     faults: input.faults,
     faultErrors: input.faultErrors,
     sweepErrors: input.sweepErrors,
-    stillActive: input.stillActive,
+    workerCrashes: input.workerCrashes,
+    stillActive: input.check.stillActive,
     violations: input.check.violations.length,
     violationsByInvariant: byInvariant,
     violationDetails: input.check.violations.slice(0, 10),
@@ -72,6 +83,7 @@ export function renderSummary(s: ChaosSummary): string {
   const lines = [
     `chaos ${s.mode} run: ${s.seconds} s, ${s.workers} worker processes, seed ${s.seed}`,
     `operations ${s.operations} (${Object.entries(s.statuses).map(([k, v]) => `${k} ${v}`).join(', ')}); still active after drain: ${s.stillActive}`,
+    `handler runs ${s.executions} for ${s.effects} committed successes (${s.reExecutedSuccesses} successes ran more than once: at least once per claim, committed once); worker crashes ${s.workerCrashes}`,
     `admissions: ${s.admissions.keys} keys, ${s.admissions.admitted} admitted, ${s.admissions.doubleClicks} double clicks, ${s.admissions.refused} refused, ${s.admissions.unanswered} unanswered; answers ${JSON.stringify(s.admissions.answers)}`,
     'faults injected:',
     ...Object.entries(s.faults).map(([k, v]) => `  ${k.padEnd(18)} ${String(v).padStart(6)}`),

@@ -9,6 +9,7 @@ export const WorkerControlSchema = z.discriminatedUnion('type', [
   /** Stop polling, let in-flight runs finish, exit 0. */
   z.object({ type: z.literal('stop') }),
 ]);
+/** See {@link WorkerControlSchema}. */
 export type WorkerControl = z.infer<typeof WorkerControlSchema>;
 
 /** @throws {z.ZodError} for anything but a {@link WorkerControl}. */
@@ -16,5 +17,12 @@ export function parseControl(raw: unknown): WorkerControl {
   return WorkerControlSchema.parse(raw);
 }
 
-/** What a worker process reports to the harness: it is polling; a run started (+1) or ended (−1); a run began with a stall. */
-export type WorkerReport = { readonly type: 'ready' } | { readonly type: 'stalled' } | { readonly type: 'running'; readonly delta: 1 | -1 };
+/**
+ * What a worker process reports to the harness: it is polling; a run started (+1) or ended (−1); a run began with the
+ * stall it was told; its clock is skewed as it was told.
+ */
+export type WorkerReport =
+  | { readonly type: 'ready' }
+  | { readonly type: 'stalled' }
+  | { readonly type: 'skewed' }
+  | { readonly type: 'running'; readonly delta: 1 | -1 };

@@ -18,12 +18,17 @@ const setSkew = installSkewableClock();
 const config = loadConfig();
 const worker = process.env.CHAOS_WORKER ?? `worker-${process.pid}`;
 let stallMs = 0;
-const report = (message: WorkerReport) => process.send?.(message);
+const report = (message: WorkerReport) => {
+  if (process.connected) process.send?.(message);
+};
 
+const logger = createProcessLogger();
 const registry = new TaskRegistry();
+const runtime = createRuntime(config, { registry, logger });
 registry.register(
   chaosTask({
     worker,
+    db: runtime.store.db,
     takeStall: () => {
       const ms = stallMs;
       stallMs = 0;
@@ -33,8 +38,6 @@ registry.register(
     running: (delta) => report({ type: 'running', delta }),
   }),
 );
-const logger = createProcessLogger();
-const runtime = createRuntime(config, { registry, logger });
 const client = createSqsClient({ region: config.AWS_REGION, ...(config.SQS_ENDPOINT ? { endpoint: config.SQS_ENDPOINT } : {}) });
 const poller = startSqsPoller({
   client,
@@ -47,7 +50,10 @@ const poller = startSqsPoller({
 
 process.on('message', (raw) => {
   const control = parseControl(raw);
-  if (control.type === 'skew') setSkew(control.ms);
+  if (control.type === 'skew') {
+    setSkew(control.ms);
+    report({ type: 'skewed' });
+  }
   else if (control.type === 'stall') stallMs = control.ms;
   else if (control.type === 'stop') {
     void poller
@@ -59,4 +65,6 @@ process.on('message', (raw) => {
       });
   }
 });
+// The harness is gone (it crashed or was killed): never keep polling as an orphan.
+process.on('disconnect', () => process.exit(1));
 report({ type: 'ready' });

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 
@@ -20,7 +21,8 @@ export interface LocalLambdaContextOptions {
  * (`done`, `fail`, `succeed`) throw: our handlers return promises.
  */
 export function localLambdaContext(options: LocalLambdaContextOptions): Context {
-  const deadline = Date.now() + options.timeoutMs;
+  // Monotonic, as Lambda's own countdown: a jump of the wall clock does not change the time left.
+  const deadline = performance.now() + options.timeoutMs;
   const region = options.region ?? 'us-east-1';
   const account = options.account ?? '000000000000';
   const unsupported = (): never => {
@@ -35,7 +37,7 @@ export function localLambdaContext(options: LocalLambdaContextOptions): Context 
     awsRequestId: options.requestId ?? randomUUID(),
     logGroupName: `/aws/lambda/${options.functionName}`,
     logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    getRemainingTimeInMillis: () => Math.max(0, Math.round(deadline - performance.now())),
     done: unsupported,
     fail: unsupported,
     succeed: unsupported,

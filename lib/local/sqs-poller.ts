@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   DeleteMessageBatchCommand,
@@ -136,7 +137,8 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
 
 /** One invocation: never rejects, so the poll loop can race in-flight invocations for a free slot. */
 async function invoke(options: SqsPollerOptions, settings: Settings, logger: Logger, records: SQSRecord[]): Promise<void> {
-  const startedAt = Date.now();
+  // Monotonic: a jump of the wall clock (NTP, a skewed host) must not make an invocation look timed out.
+  const startedAt = performance.now();
   let response: unknown;
   try {
     response = await options.handler({ Records: records }, createContext(settings.functionTimeoutMs, records[0]?.eventSourceARN ?? ''));
@@ -144,7 +146,7 @@ async function invoke(options: SqsPollerOptions, settings: Settings, logger: Log
     logger.error('SQS handler threw; the whole batch will be redelivered', { ...describeError(error), records: records.length });
     return;
   }
-  if (Date.now() - startedAt > settings.functionTimeoutMs) {
+  if (performance.now() - startedAt > settings.functionTimeoutMs) {
     logger.error('SQS handler ran past functionTimeoutMs; Lambda would have failed the batch', { functionTimeoutMs: settings.functionTimeoutMs });
     return;
   }

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { LeaseLostError, ValidationError } from '../errors.js';
 import { describeError, type Logger } from '../logger.js';
@@ -81,7 +82,7 @@ export async function runClaimedOperation(
   remainingMs: () => number,
   modelPermit: BreakerPermit = { trial: false },
 ): Promise<RunOutcome> {
-  const started = Date.now();
+  const started = performance.now();
   let end: AttemptEnd;
   try {
     end = await runAttempt(owner, claim, deps, remainingMs, modelPermit);
@@ -89,7 +90,7 @@ export async function runClaimedOperation(
     if (!(error instanceof LeaseLostError)) throw error;
     end = { outcome: 'lease_lost' };
   }
-  recordLifecycle(deps, attemptEvent(claim, end, Date.now() - started));
+  recordLifecycle(deps, attemptEvent(claim, end, Math.round(performance.now() - started)));
   return end.outcome;
 }
 
@@ -144,7 +145,7 @@ async function runAttempt(
     }
   };
   const timeoutMs = Math.max(1, Math.min(policy.timeoutMs, remainingMs() - TIMEOUT_SAFETY_MS));
-  const timesOutAt = Date.now() + timeoutMs;
+  const timesOutAt = performance.now() + timeoutMs;
   const route = task.model ? (claim.claimedFrom === 'waiting_for_external_fallback' ? deps.models?.external : deps.models?.local) : undefined;
   if (task.model && (!route || (route.name === 'external' && !externalAllowed(task, privacyMode, deps.models)))) {
     // Fail closed: the route is not configured here, or the operation may no longer leave the local route.
@@ -158,7 +159,7 @@ async function runAttempt(
         owner,
         claim,
         signal: controller.signal,
-        taskTimeLeftMs: () => timesOutAt - Date.now(),
+        taskTimeLeftMs: () => timesOutAt - performance.now(),
         requestTimeoutMs: deps.models?.requestTimeoutMs ?? timeoutMs,
         ...(task.model?.inferencesPerAttempt ? { inferencesPerAttempt: task.model.inferencesPerAttempt } : {}),
       })

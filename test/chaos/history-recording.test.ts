@@ -44,7 +44,7 @@ describe.skipIf(!hasMariadb())('chaos history recording on mariadb', () => {
 
   it('records a lease takeover; the real guard refuses the stale completion and the history checks clean', async () => {
     const { id, first, second } = await takenOver('clean-1');
-    const publish = (attempt: number) => ({ publish: (tx: { db: unknown }) => insertEffect(tx.db as Kysely<any>, { operationId: id, attempt, worker: 'test' }) });
+    const publish = (attempt: number) => ({ publish: (tx: { db: unknown }) => insertEffect(tx.db as Kysely<any>, { operationId: id, cycle: 0, attempt, worker: 'test' }) });
     await expect(completeOperation(enterOwnerScope(worker, first), first, publish(first.attempt))).rejects.toBeInstanceOf(LeaseLostError);
     await completeOperation(enterOwnerScope(worker, second), second, publish(second.attempt));
     const history = await readHistory(t.store, admitted);
@@ -55,7 +55,7 @@ describe.skipIf(!hasMariadb())('chaos history recording on mariadb', () => {
       'waiting_for_retry→running@2',
       'running→succeeded@2',
     ]);
-    expect(history.effects).toEqual([{ operationId: id, attempt: 2, worker: 'test' }]);
+    expect(history.effects).toEqual([{ operationId: id, cycle: 0, attempt: 2, worker: 'test' }]);
     expect(checkHistory(history).violations).toEqual([]);
   });
 
@@ -72,9 +72,9 @@ describe.skipIf(!hasMariadb())('chaos history recording on mariadb', () => {
       expect(Number(changed.numUpdatedRows)).toBe(1);
       await tx.insertInto('operation_notifications').values({ operation_id: id, owner_user_id: 'chaos-owner', task_type: 'test.noop', status: 'succeeded', failure_code: null, cycle: 0, created_at: sql`NOW(3)` as never }).execute();
       await sql`UPDATE capacity_slots SET operation_id = NULL, reserved_at = NULL WHERE operation_id = ${id}`.execute(tx);
-      await insertEffect(tx as unknown as Kysely<any>, { operationId: id, attempt: first.attempt, worker: 'zombie' });
+      await insertEffect(tx as unknown as Kysely<any>, { operationId: id, cycle: 0, attempt: first.attempt, worker: 'zombie' });
     });
     const violations = checkHistory(await readHistory(t.store, admitted)).violations;
-    expect(violations).toEqual([{ invariant: 'noWriteAfterTakeover', operationId: id, detail: 'success committed by attempt 1 while attempt 2 held the lease' }]);
+    expect(violations).toEqual([{ invariant: 'noWriteAfterTakeover', operationId: id, detail: 'success committed by c0a1 while c0a2 held the lease' }]);
   });
 });
