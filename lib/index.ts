@@ -197,7 +197,7 @@ export { startLocalLambda, type LocalFunction, type LocalLambda } from './local/
 export { OPS_READ_SCOPE, OPS_WRITE_SCOPE, signDevToken, verifyDevToken } from './http/auth.js';
 
 // The operator surface (`/api/ops/…`, issue 9): the response schemas the web console validates against
-export { OperatorOperationViewSchema, cancelAsOperator, retryAsOperator, type OperatorOperationView } from './operations/operator-operations.js';
+export { OperatorOperationDetailsSchema, OperatorOperationViewSchema, cancelAsOperator, retryAsOperator, type OperatorOperationDetails, type OperatorOperationView } from './operations/operator-operations.js';
 export { OperatorOperationPageDtoSchema, type OperatorOperationPageDto } from './http/page-dto.js';
 export {
   NotificationViewSchema,

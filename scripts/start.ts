@@ -4,7 +4,6 @@
  * MODEL_LOCAL_URL the local model route is the deterministic stand-in. It first builds the operator console
  * (`dist/console`, served at /console); a failed console build is reported and the API starts anyway.
  */
-import { buildConsole } from '../console/build-console.js';
 import { loadConfig, type Config } from '../lib/config.js';
 import { startLocalStack } from '../lib/local/local-stack.js';
 import { isStandIn } from '../lib/local/local-models.js';
@@ -67,6 +66,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 async function buildConsoleFor(): Promise<string> {
   const started = Date.now();
   try {
+    // Imported here, not at the top: the build needs Vite, a dev dependency, and the API must start without it.
+    const { buildConsole } = await import('../console/build-console.js');
     await buildConsole();
     return `(built in ${((Date.now() - started) / 1000).toFixed(1)} s; sign in with: npm run --silent token -- <you> --scope ops:read,ops:write)`;
   } catch (error) {

@@ -8,8 +8,11 @@ import {
   getOperationForOperator,
   listOperationsForOperator,
   OperatorListQuerySchema,
+  OperatorOperationDetailsSchema,
   OperatorOperationViewSchema,
+  toOperatorDetails,
   toOperatorView,
+  type OperatorOperationDetails,
   type OperatorOperationView,
 } from '../../lib/operations/operator-operations.js';
 import { OperationIdSchema } from '../../lib/operations/owner-reads.js';
@@ -67,7 +70,7 @@ function listText(items: readonly OperatorOperationView[], nextCursor: string | 
   ].join('\n');
 }
 
-function showText(op: OperatorOperationView): string {
+function showText(op: OperatorOperationDetails): string {
   const fields: [string, string][] = [
     ['id', op.id],
     ['owner', op.ownerUserId],
@@ -95,7 +98,7 @@ async function run(command: Command, store: Store): Promise<number> {
   }
   try {
     const row = command.name === 'show' ? await getOperationForOperator(store, command.id) : await cancelAsOperator(store, command.id);
-    const view = OperatorOperationViewSchema.parse(toOperatorView(row));
+    const view = OperatorOperationDetailsSchema.parse(toOperatorDetails(row));
     print(command.json ? JSON.stringify(view) : showText(view));
     return 0;
   } catch (error) {

@@ -27,15 +27,15 @@ export const OperatorListQuerySchema = z.strictObject({
 });
 
 /**
- * An operation as an operator sees it: the owner DTO plus the owner, the privacy snapshot, the operator-only failure
- * text, lease timing, owner retries used and the model provenance (DESIGN §5). Never the lease token, the idempotency
- * key, the request hash or the params.
+ * An operation as an operator sees it over HTTP (the console): the owner DTO plus the owner, the privacy snapshot, lease
+ * timing, owner retries used and the model provenance (DESIGN §5). Never the lease token, the idempotency key, the
+ * request hash, the params — nor the free-form failure text, which task code writes and may quote content: only the
+ * CLI, run by whoever holds the database credentials, shows it ({@link OperatorOperationDetailsSchema}).
  */
 export const OperatorOperationViewSchema = OperationDtoSchema.extend({
   ownerUserId: z.string(),
   privacyMode: z.string(),
   retryCount: z.number().int(),
-  failureMessage: z.string().nullable(),
   leaseExpiresAt: z.string().datetime().nullable(),
   heartbeatAt: z.string().datetime().nullable(),
   modelAttempts: z.array(ModelAttemptSchema),
@@ -44,6 +44,17 @@ export const OperatorOperationViewSchema = OperationDtoSchema.extend({
 /** See {@link OperatorOperationViewSchema}. */
 export type OperatorOperationView = z.infer<typeof OperatorOperationViewSchema>;
 
+/** The CLI's view (`durable-ops show`): {@link OperatorOperationViewSchema} plus the operator-only failure text. */
+export const OperatorOperationDetailsSchema = OperatorOperationViewSchema.extend({ failureMessage: z.string().nullable() }).strict();
+
+/** See {@link OperatorOperationDetailsSchema}. */
+export type OperatorOperationDetails = z.infer<typeof OperatorOperationDetailsSchema>;
+
+/** Maps a row to its {@link OperatorOperationDetails} (the CLI's view, with the failure text). */
+export function toOperatorDetails(row: OperationRow): OperatorOperationDetails {
+  return { ...toOperatorView(row), failureMessage: row.failure_message };
+}
+
 /** Maps a row to its {@link OperatorOperationView}; only allow-listed fields are copied. */
 export function toOperatorView(row: OperationRow): OperatorOperationView {
   return {
@@ -51,7 +62,6 @@ export function toOperatorView(row: OperationRow): OperatorOperationView {
     ownerUserId: row.owner_user_id,
     privacyMode: row.privacy_mode,
     retryCount: row.retry_count,
-    failureMessage: row.failure_message,
     leaseExpiresAt: toIsoOrNull(row.lease_expires_at),
     heartbeatAt: toIsoOrNull(row.heartbeat_at),
     modelAttempts: parseModelAttempts(row.model_attempts),

@@ -18,7 +18,7 @@ const README_SCREENSHOT = 'docs/console.png';
 const mode = browserSuiteMode();
 
 describe.skipIf(mode === 'skip')('operator console in Chromium against the real local stack', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'durable-ops-console-'));
+  let dir = '';
   const run = randomUUID().slice(0, 8);
   /** Idempotency keys the test sends: no response may ever echo one. */
   const keys: string[] = [];
@@ -54,6 +54,7 @@ describe.skipIf(mode === 'skip')('operator console in Chromium against the real 
   };
 
   beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'durable-ops-console-'));
     if (mode === 'fail') throw new Error(`CI=true but ${CHROMIUM_PATH} is missing: install Debian's chromium (apt-get install chromium).`);
     mkdirSync(ARTIFACTS, { recursive: true });
     const consoleDir = join(dir, 'console');
@@ -82,7 +83,7 @@ describe.skipIf(mode === 'skip')('operator console in Chromium against the real 
     // A failed step may leave the two-minute operation running; stopping the stack would wait for it.
     if (env && ids.long) await fetch(`${env.url}/api/operations/${ids.long}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${nonOperator}` } }).catch(() => undefined);
     await env?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('signs in with an operator token and lists every owner\'s operations', async () => {

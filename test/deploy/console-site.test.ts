@@ -62,6 +62,17 @@ describe('infra/console-site.yml', () => {
     expect(config.CustomErrorResponses).toBeUndefined();
   });
 
+  it('sends the console the same security headers as the local server: CSP, no framing, nosniff, no referrer, HSTS', () => {
+    const config = resource('ConsoleDistribution').Properties.DistributionConfig;
+    expect(config.DefaultCacheBehavior.ResponseHeadersPolicyId).toEqual({ Ref: 'ConsoleHeadersPolicy' });
+    const headers = resource('ConsoleHeadersPolicy').Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig;
+    const local = readFileSync(join(ROOT, 'lib/http/local-http-server.ts'), 'utf8');
+    expect(local).toContain(headers.ContentSecurityPolicy.ContentSecurityPolicy);
+    expect(headers.ContentSecurityPolicy.ContentSecurityPolicy).toContain("frame-ancestors 'none'");
+    expect(headers).toMatchObject({ FrameOptions: { FrameOption: 'DENY' }, ReferrerPolicy: { ReferrerPolicy: 'no-referrer' }, ContentTypeOptions: { Override: true } });
+    expect(headers.StrictTransportSecurity.AccessControlMaxAgeSec).toBeGreaterThanOrEqual(31_536_000);
+  });
+
   it.each([
     ['/console', '/console/index.html'],
     ['/console/', '/console/index.html'],

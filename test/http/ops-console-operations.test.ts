@@ -133,6 +133,17 @@ describe.each(DIALECTS)('operator console: operations, on %s', (dialect) => {
     expect((await ops('GET', '/api/ops/operations?limit=0')).status).toBe(400);
   });
 
+  it.skipIf(skip)('the operator view never carries the free-form failure text (only the CLI shows it)', async () => {
+    const marker = 'provider said: secret prompt text';
+    const row = await app.db.store.db.selectFrom('operations').select('id').executeTakeFirstOrThrow();
+    await app.db.store.db.updateTable('operations').set({ failure_message: marker }).where('id', '=', row.id).execute();
+    const detail = await ops('GET', `/api/ops/operations/${row.id}`);
+    const listing = await ops('GET', '/api/ops/operations?limit=100');
+    expect(detail.status).toBe(200);
+    expect(detail.json.operation).not.toHaveProperty('failureMessage');
+    expect(`${detail.text}${listing.text}`).not.toContain(marker);
+  });
+
   it.skipIf(skip)('no answer holds a lease token, an idempotency key, a request hash or the params', async () => {
     expect(responses.length).toBeGreaterThan(10);
     const rows = await app.db.store.db.selectFrom('operations').select(['request_hash', 'idempotency_key', 'params_json']).execute();
@@ -140,7 +151,7 @@ describe.each(DIALECTS)('operator console: operations, on %s', (dialect) => {
     for (const response of responses) {
       for (const secret of secrets) expect(response.text).not.toContain(secret);
       expect(response.text).not.toContain(String(PARAMS_MARKER));
-      expect(response.text).not.toMatch(/"(leaseToken|lease_token|idempotencyKey|requestHash|params|paramsJson)"/);
+      expect(response.text).not.toMatch(/"(leaseToken|lease_token|idempotencyKey|requestHash|params|paramsJson|failureMessage)"/);
     }
     expect(rows.some((row) => row.params_json.includes(String(PARAMS_MARKER)))).toBe(true);
   });

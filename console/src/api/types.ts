@@ -34,8 +34,8 @@ export interface ModelAttempt {
 }
 
 /**
- * An operation as an operator sees it (`OperatorOperationView`). The server also sends `failureMessage`; the console
- * deliberately never reads or shows it (free-form failure text may quote a provider's error verbatim).
+ * An operation as an operator sees it (`OperatorOperationView`). Free-form failure text is not part of it: task code
+ * writes it and may quote a provider's error verbatim, so only the CLI (`durable-ops show`) shows it.
  */
 export interface OperatorOperation {
   readonly id: string;

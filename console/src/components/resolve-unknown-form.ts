@@ -57,7 +57,7 @@ export function ResolveUnknownForm({ api, item, onResolved, onClose }: ResolveUn
       <fieldset>
         <legend>Did the effect happen?</legend>
         ${radio('yes', 'Yes: it happened (the operation becomes succeeded)')}
-        ${radio('no', 'No: it did not happen (the operation becomes recovery required)')}
+        ${radio('no', 'No: it did not happen (the operation becomes verified recovered)')}
       </fieldset>
       ${draft.checks.map(
         (check, index) => html`<${CheckFieldset}

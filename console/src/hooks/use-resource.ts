@@ -59,12 +59,14 @@ export function useResource<T>(key: string, load: () => Promise<T>, options: Res
   }, [key]);
 
   const { refreshMs, shouldRefresh } = options;
-  const refreshing = refreshMs !== undefined && !loading && problem === undefined && (shouldRefresh?.(data) ?? true);
+  // After a failed load it keeps trying, three times slower, so one transient error does not freeze the page.
+  const refreshing = refreshMs !== undefined && !loading && (problem !== undefined || (shouldRefresh?.(data) ?? true));
+  const delayMs = problem === undefined ? refreshMs : (refreshMs ?? 0) * 3;
   useEffect(() => {
     if (!refreshing) return undefined;
-    const timer = setTimeout(() => setGeneration((g) => g + 1), refreshMs);
+    const timer = setTimeout(() => setGeneration((g) => g + 1), delayMs);
     return () => clearTimeout(timer);
-  }, [refreshing, refreshMs, data]);
+  }, [refreshing, delayMs, data, problem]);
 
   const reload = useCallback(() => setGeneration((g) => g + 1), []);
   return { data, problem, loading, reload };
