@@ -1,3 +1,4 @@
+import { recordLifecycle } from '../observability/lifecycle-events.js';
 import { getCapacityView, CapacityViewSchema } from '../capacity/capacity-view.js';
 import { OperatorOperationDetailSchema, getOperationDetailForOperator } from '../operations/operator-operation-detail.js';
 import {
@@ -72,7 +73,9 @@ export const OPERATOR_ROUTES: readonly OperatorRoute[] = [
     path: '/api/ops/operations/{id}/cancel',
     doc: ROUTE_DOCS.cancelAsOperator,
     async handle(deps, event) {
-      return jsonResponse(200, OperatorOperationViewSchema, toOperatorView(await cancelAsOperator(deps.store, event.pathParameters?.id, deps)));
+      const row = await cancelAsOperator(deps.store, event.pathParameters?.id, deps);
+      recordLifecycle(deps, { event: 'operator_action', action: 'cancel', operationId: row.id, operator: ownerFromEvent(event), status: row.status });
+      return jsonResponse(200, OperatorOperationViewSchema, toOperatorView(row));
     },
   },
   {
@@ -82,7 +85,9 @@ export const OPERATOR_ROUTES: readonly OperatorRoute[] = [
     path: '/api/ops/operations/{id}/retry',
     doc: ROUTE_DOCS.retryAsOperator,
     async handle(deps, event) {
-      return jsonResponse(202, OperatorOperationViewSchema, toOperatorView(await retryAsOperator(deps.store, deps, event.pathParameters?.id)));
+      const row = await retryAsOperator(deps.store, deps, event.pathParameters?.id);
+      recordLifecycle(deps, { event: 'operator_action', action: 'retry', operationId: row.id, operator: ownerFromEvent(event), status: row.status });
+      return jsonResponse(202, OperatorOperationViewSchema, toOperatorView(row));
     },
   },
   {

@@ -41,7 +41,15 @@ export type LifecycleEvent =
   | (OperationFields & { readonly event: 'cancel_requested' | 'owner_retried' })
   | { readonly event: 'lease_expired'; readonly operationId: string; readonly status: 'waiting_for_retry' | 'cancelled' }
   | { readonly event: 'lease_expired'; readonly operationId: string; readonly status: 'failed'; readonly failureCode: typeof FailureCode.leaseExpired }
-  | { readonly event: 'deadline_exceeded'; readonly operationId: string };
+  | { readonly event: 'deadline_exceeded'; readonly operationId: string }
+  | {
+      readonly event: 'operator_action';
+      readonly action: 'cancel' | 'retry';
+      readonly operationId: string;
+      /** The operator's JWT `sub`: who acted on the owner's behalf (the owner-level line next to it says `by: owner`). */
+      readonly operator: string;
+      readonly status: OperationStatus;
+    };
 
 /** The name of a {@link LifecycleEvent}: the `event` field of its log line. */
 export type LifecycleEventName = LifecycleEvent['event'];
@@ -81,6 +89,7 @@ const SPECS: Readonly<Record<LifecycleEventName, EventSpec>> = Object.freeze({
   owner_retried: { message: 'owner retried the operation', level: 'info', fields: { status: 'queued' } },
   lease_expired: { message: 'sweeper expired a lease', level: 'info' },
   deadline_exceeded: { message: 'sweeper failed an operation past its deadline', level: 'info', fields: { status: 'failed', failureCode: FailureCode.deadlineExceeded } },
+  operator_action: { message: "an operator acted on an operation on its owner's behalf", level: 'info' },
 });
 
 /**

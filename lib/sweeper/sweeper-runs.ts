@@ -58,21 +58,27 @@ export type SweeperRunDto = z.infer<typeof SweeperRunDtoSchema>;
 /** Body of `GET /api/ops/sweeps` (issue 9): at most 100 recorded runs, newest first. */
 export const SweeperRunPageDtoSchema = z.strictObject({ items: z.array(SweeperRunDtoSchema).max(100) }).meta({ id: 'SweeperRunPage' });
 
-function toDto(row: SweeperRunRow): SweeperRunDto {
-  return {
-    startedAt: parseDbTime(row.started_at).toISOString(),
-    finishedAt: parseDbTime(row.finished_at).toISOString(),
-    counts: SweepCountsSchema.parse(JSON.parse(row.counts)),
-  };
+/** A row as its DTO, or `undefined` when its stored counts no longer parse (a row written by another release). */
+function toDto(row: SweeperRunRow): SweeperRunDto | undefined {
+  let stored: unknown;
+  try {
+    stored = JSON.parse(row.counts);
+  } catch {
+    return undefined;
+  }
+  const counts = SweepCountsSchema.safeParse(stored);
+  if (!counts.success) return undefined;
+  return { startedAt: parseDbTime(row.started_at).toISOString(), finishedAt: parseDbTime(row.finished_at).toISOString(), counts: counts.data };
 }
 
 /**
  * The latest recorded sweeper runs, newest first (operators only: the route needs `ops:read`). Runs older than 7 days
- * are gone (see {@link recordSweeperRun}).
+ * are gone (see {@link recordSweeperRun}); a run whose stored counts do not match today's shape (written by another
+ * release) is left out rather than failing the whole list.
  * @param query see {@link SweepListQuerySchema}; a query string's parameters may be passed as they are.
  * @throws {ValidationError} for an unknown key or a limit outside 1–100.
  */
 export async function listSweeperRuns(ctx: DbContext, query: unknown): Promise<SweeperRunDto[]> {
   const { limit } = parseOrThrow(SweepListQuerySchema, query, 'query');
-  return (await listLatestSweeperRuns(ctx, limit)).map(toDto);
+  return (await listLatestSweeperRuns(ctx, limit)).map(toDto).filter((dto): dto is SweeperRunDto => dto !== undefined);
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { loadCapacityPolicy, type CapacityPolicy } from '../../lib/capacity/capacity-policy.js';
 import { loadConfig } from '../../lib/config.js';
 import { createApiHandler, type ApiDeps, type ApiHandler } from '../../lib/http/api-handler.js';
-import { silentLogger } from '../../lib/logger.js';
+import { silentLogger, type Logger } from '../../lib/logger.js';
 import { noopMetrics } from '../../lib/observability/metrics.js';
 import { claimNextOperation, enterOwnerScope, type ClaimedOperation } from '../../lib/operations/claim-operation.js';
 import { policyFromConfig } from '../../lib/operations/operation-policy.js';
@@ -59,6 +59,8 @@ export interface ApiTestAppOptions {
   readonly recoveryModules?: RecoveryModuleRegistry;
   /** The dead-letter queue the operator's redrive uses. @default none */
   readonly deadLetters?: DeadLetterQueue;
+  /** Where the services log (a `RecordingLogger` to assert lines). @default silent */
+  readonly logger?: Logger;
 }
 
 /** Builds an {@link ApiTestApp} on a fresh database of `dialect`. */
@@ -75,7 +77,7 @@ export async function createApiTestApp(dialect: TestDialect, options: ApiTestApp
     wakeups,
     recoveryModules: options.recoveryModules ?? createRecoveryModules(),
     ...(options.deadLetters ? { deadLetters: options.deadLetters } : {}),
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     metrics: noopMetrics,
   };
   const handler = createApiHandler(deps);

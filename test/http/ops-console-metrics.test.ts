@@ -133,6 +133,17 @@ describe.each(DIALECTS)('operator console: capacity, sweeps and throughput, on %
     expect((await ops('/api/ops/sweeps?limit=101')).status).toBe(400);
   });
 
+  it.skipIf(skip)('a stored run whose counts another release wrote is left out of the list, not a 500', async () => {
+    await sweep();
+    const newest = await app.db.store.db.selectFrom('sweeper_runs').select('id').orderBy('id', 'desc').executeTakeFirstOrThrow();
+    await app.db.store.db.updateTable('sweeper_runs').set({ counts: '{"renamedCount":1}' }).where('id', '=', newest.id).execute();
+    const before = (await ops('/api/ops/sweeps?limit=100')).json.items.length;
+    await sweep();
+    const response = await ops('/api/ops/sweeps?limit=100');
+    expect(response.status).toBe(200);
+    expect(response.json.items).toHaveLength(before + 1);
+  });
+
   it.skipIf(skip)('sweeps are kept 7 days: a run that long after deletes the older records in the same pass', async () => {
     const before = await app.db.store.db.selectFrom('sweeper_runs').select('id').execute();
     expect(before.length).toBeGreaterThanOrEqual(2);

@@ -5,6 +5,7 @@ import { WorkerScope } from '../../lib/operations/scopes.js';
 import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';
 import type { ApiEventInput, ParsedResponse } from '../support/api-events.js';
 import { DIALECTS, hasMariadb } from '../support/test-store.js';
+import { RecordingLogger } from '../support/recording-observability.js';
 import { createApiTestApp, type ApiTestApp } from './api-test-app.js';
 
 /** A value only the admitted params hold: a response that contains it leaked the params. */
@@ -13,12 +14,13 @@ const PARAMS_MARKER = 483_917;
 describe.each(DIALECTS)('operator console: operations, on %s', (dialect) => {
   const skip = dialect === 'mariadb' && !hasMariadb();
   let app: ApiTestApp;
+  const logger = new RecordingLogger();
   const responses: ParsedResponse[] = [];
   const leaseTokens: string[] = [];
   const keys: string[] = [];
 
   beforeAll(async () => {
-    if (!skip) app = await createApiTestApp(dialect);
+    if (!skip) app = await createApiTestApp(dialect, { logger });
   });
   afterAll(async () => app?.drop());
 
@@ -91,6 +93,12 @@ describe.each(DIALECTS)('operator console: operations, on %s', (dialect) => {
     expect(notifications.map((n: any) => [n.cycle, n.status, n.failureCode])).toEqual([
       [0, 'failed', 'permanent_error'],
       [1, 'cancelled', null],
+    ]);
+    // Each operator action is attributed to the operator in the logs, next to the owner-level line.
+    const actions = logger.lines.filter((l) => l.fields.event === 'operator_action' && l.fields.operationId === operationId).map((l) => l.fields);
+    expect(actions).toEqual([
+      { event: 'operator_action', action: 'cancel', operationId, operator: 'ops-alice', status: 'cancelled' },
+      { event: 'operator_action', action: 'retry', operationId, operator: 'ops-alice', status: 'queued' },
     ]);
     // Leave nothing claimable behind for the next test's claim.
     expect((await ops('POST', `/api/ops/operations/${operationId}/cancel`)).json.status).toBe('cancelled');
