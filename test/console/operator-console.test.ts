@@ -107,9 +107,12 @@ describe.skipIf(mode === 'skip')('operator console in Chromium against the real 
     await page.getByLabel('State').selectOption('succeeded');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.waitForURL(/status=succeeded/);
-    await waitFor(async () => (await page.locator(`tr[data-operation-id="${ids.long}"]`).count()) === 0, { what: 'the running operation to be filtered out' });
+    // The filtered list replaces the old one after a load: wait for its rows, not merely for the running one to vanish
+    // (it also vanishes while the new list is loading).
     const rows = page.locator('tbody tr[data-operation-id]');
-    expect(await rows.count()).toBe(4);
+    await waitFor(async () => (await rows.count()) === 4 && (await page.locator(`tr[data-operation-id="${ids.long}"]`).count()) === 0, {
+      what: 'the list to show exactly the four succeeded operations',
+    });
     for (const text of await rows.allTextContents()) expect(text).toContain('succeeded');
     await shot('03-filtered-succeeded');
     await page.getByRole('button', { name: 'Clear' }).click();
