@@ -67,8 +67,17 @@ export interface DurableOpsResult {
   /** Every `admitOperation` call, in ms. */
   readonly admission: LatencySummary;
   readonly phases: WorkerPhases;
-  /** Server-wide counter deltas over the timed window, and per operation. */
-  readonly commits: { readonly rwCommits: number; readonly comCommit: number; readonly perOp: number; readonly comCommitPerOp: number };
+  /**
+   * Server-wide counter deltas over the timed window, and per operation: commits, and statements sent (round trips;
+   * the counter's own reads add a handful to the whole run).
+   */
+  readonly commits: {
+    readonly rwCommits: number;
+    readonly comCommit: number;
+    readonly perOp: number;
+    readonly comCommitPerOp: number;
+    readonly statementsPerOp: number;
+  };
   /** Process-list samples during the timed window, and how many saw another client's statement running. */
   readonly foreignActivity: { readonly samples: number; readonly busySamples: number };
   /** CPU per operation over the timed window (bench process: admission, workers, drivers; server: MariaDB). */
@@ -268,7 +277,13 @@ export async function runDurableOps(options: DurableOpsOptions): Promise<Durable
       opsPerSec: (check.statuses.succeeded ?? 0) / seconds,
       admission: summarize(admissionMs),
       phases: { claim: summarize(claimMs), prepare: summarize(prepareMs), complete: summarize(completeMs), total: summarize(totalMs) },
-      commits: { rwCommits, comCommit, perOp: rwCommits / options.ops, comCommitPerOp: comCommit / options.ops },
+      commits: {
+        rwCommits,
+        comCommit,
+        perOp: rwCommits / options.ops,
+        comCommitPerOp: comCommit / options.ops,
+        statementsPerOp: (after.statements - before.statements) / options.ops,
+      },
       foreignActivity,
       cpu: cpuPerOp,
       wakeupsSent: wakeups.sent,

@@ -1,5 +1,6 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { v7 as uuidv7 } from 'uuid';
 import { BENCH_SUBJECT_TYPE, BENCH_TASK_TYPE, benchOwner } from './durable-ops-deps.js';
 import { connect } from './mariadb.js';
 
@@ -13,24 +14,15 @@ function dbTime(ms: number): string {
 }
 
 /**
- * A version-4 UUID whose first 32 bits are `fraction` of the key space: ids of rows made in time order ascend, spread
- * evenly over the whole range of random ids, so later random ids land among them as they would in real history.
- */
-function spreadUuid(fraction: number): string {
-  return `${Math.floor(fraction * 0xffffffff).toString(16).padStart(8, '0')}${randomUUID().slice(8)}`;
-}
-
-/**
  * Writes terminal history rows `from … to − 1` straight into `operations` and `operation_notifications` (bulk
  * multi-row INSERTs of {@link CHUNK} rows, each chunk one transaction): every one `succeeded` with its notification,
  * spread round-robin over `owners` owners, created in order over the 28 days before the last hour (inside the 30-day
  * retention, so the sweeper has nothing to purge; a second of random jitter) and finished 1–60 s after they were
  * created. A later call for the next range spreads its rows over the same 28 days: the history grows denser.
  *
- * Rows go in in time order, as real traffic writes them; so do their ids, which are UUIDs spread evenly over the key
- * space ({@link spreadUuid}) rather than random: a random-order load of 1,000,000 rows into a 128 MB buffer pool
- * takes well over 10 minutes here, an ordered one about a minute, and the statements measured afterwards insert random
- * ids among them either way. Runs `ANALYZE TABLE` at the end. Returns the seconds it took.
+ * Rows go in in time order, as real traffic writes them; so do their ids, which are UUIDv7 of their `created_at` (RFC
+ * 9562), as admission makes them: time-ordered, so every id of the history sorts before the ids the timed statements
+ * insert afterwards. Runs `ANALYZE TABLE` at the end. Returns the seconds it took.
  */
 export async function fillHistory(serverUrl: string, database: string, options: { from: number; to: number; owners: number }): Promise<number> {
   const connection = await connect(serverUrl, database);
@@ -44,9 +36,9 @@ export async function fillHistory(serverUrl: string, database: string, options: 
       const notifications: unknown[][] = [];
       for (let i = start; i < Math.min(options.to, start + CHUNK); i++) {
         const position = (i - options.from) / count;
-        const id = spreadUuid(position);
         const owner = benchOwner(i % options.owners);
         const created = now - 3_600_000 - span + position * span + Math.random() * 1_000;
+        const id = uuidv7({ msecs: Math.floor(created) });
         const startedAt = created + 50 + Math.random() * 2_000;
         const finished = startedAt + 1_000 + Math.random() * 59_000;
         operations.push([

@@ -107,6 +107,11 @@ export interface CommitCounters {
   readonly rwCommits: number;
   /** Explicit `COMMIT` statements (`Com_commit`). */
   readonly comCommit: number;
+  /**
+   * Statements clients sent (`Questions`: one per round trip, `BEGIN` and `COMMIT` included, a trigger's statements
+   * not), server-wide.
+   */
+  readonly statements: number;
 }
 
 /**
@@ -138,10 +143,12 @@ export class CommitCounter {
 
   async read(): Promise<CommitCounters> {
     const [metric] = await this.#connection.query("SELECT `count` AS n FROM information_schema.INNODB_METRICS WHERE name = 'trx_rw_commits'");
-    const [status] = await this.#connection.query("SHOW GLOBAL STATUS LIKE 'Com_commit'");
+    const [status] = await this.#connection.query("SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_commit', 'Questions')");
+    const value = (name: string) => Number((status as { Variable_name: string; Value: unknown }[]).find((r) => r.Variable_name === name)?.Value ?? Number.NaN);
     return {
       rwCommits: Number((metric as { n: unknown }[])[0]?.n ?? Number.NaN),
-      comCommit: Number((status as { Value: unknown }[])[0]?.Value ?? Number.NaN),
+      comCommit: value('Com_commit'),
+      statements: value('Questions'),
     };
   }
 

@@ -50,6 +50,8 @@ export interface Headline {
   readonly ceilingUpdatesPerSec: number;
   /** InnoDB read-write commits per durable-ops operation. */
   readonly commitsPerOp: number;
+  /** Statements (round trips) the server received per durable-ops operation, `BEGIN`/`COMMIT` included. */
+  readonly statementsPerOp: number;
   /** Raw UPDATE/s ÷ commits per operation: the operations/s the server could commit at best. */
   readonly ceilingOpsPerSec: number;
   readonly ratioToPgBoss: number;
@@ -115,6 +117,7 @@ export function headlineOf(results: Pick<BenchResults, 'settings' | 'failures' |
     bullmqOpsPerSec: round(bullmq, 1),
     ceilingUpdatesPerSec: round(ceilingUpdates, 1),
     commitsPerOp: round(commitsPerOp, 3),
+    statementsPerOp: round(d?.commits.statementsPerOp ?? nan, 2),
     ceilingOpsPerSec: round(ceilingOps, 1),
     ratioToPgBoss: round(ratio(endToEnd, pgBossBest), 3),
     ratioToCeiling: round(ratio(endToEnd, ceilingOps), 3),
@@ -182,7 +185,7 @@ export function renderTable(r: BenchResults): string {
     `| durable-ops end to end | **${fmt(h.endToEndOpsPerSec)} ops/s** (${d ? `${fmt(d.ops)} in ${fmt(d.seconds, 2)} s` : 'n/a'}) |`,
     `| admission p50 / p99 | ${fmt(h.admissionP50Ms, 1)} / ${fmt(h.admissionP99Ms, 1)} ms |`,
     `| claim p50 / p99 | ${fmt(h.claimP50Ms, 1)} / ${fmt(h.claimP99Ms, 1)} ms |`,
-    `| commits per operation (InnoDB read-write commits) | ${fmt(h.commitsPerOp, 2)} |`,
+    `| commits per operation (InnoDB read-write commits) / statements per operation (round trips) | ${fmt(h.commitsPerOp, 2)} / ${fmt(h.statementsPerOp, 1)} |`,
     `| pg-boss 10 (PostgreSQL), batch 1 / batch 50 | ${fmt(h.pgBossBatch1OpsPerSec)} / ${fmt(h.pgBossBatch50OpsPerSec)} ops/s |`,
     `| BullMQ 6 (Redis, appendfsync always) | ${fmt(h.bullmqOpsPerSec)} ops/s |`,
     `| raw ceiling: committed single-row UPDATEs, 16 connections | ${fmt(h.ceilingUpdatesPerSec)} /s → ÷ ${fmt(h.commitsPerOp, 2)} commits = ${fmt(h.ceilingOpsPerSec)} ops/s |`,

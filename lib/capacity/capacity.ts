@@ -83,7 +83,53 @@ export interface AdmissionPools {
   readonly retryAfterSeconds: number;
 }
 
-/** Resolves (and creates, if new) the admission pools for an owner on `plan` admitting `taskType`. */
+/**
+ * Admission pools this process has seen complete (`<pool key>#<limit>`), per store: slot rows are never deleted by
+ * the code, so a later admission skips the two existence lookups. At most {@link KNOWN_POOLS_MAX} entries per store
+ * (then forgotten all at once: the next admissions look again). Should rows vanish anyway (an operator, a test),
+ * {@link restoreMissingPools} re-verifies on the "full" path, so a stale entry costs one retried transaction, never a
+ * wrong 429.
+ */
+const knownPools = new WeakMap<Store, Set<string>>();
+
+/** Bound of {@link knownPools} per store. */
+const KNOWN_POOLS_MAX = 10_000;
+
+function knownPoolsOf(store: Store): Set<string> {
+  let known = knownPools.get(store);
+  if (!known) knownPools.set(store, (known = new Set()));
+  return known;
+}
+
+async function ensureAdmissionPool(store: Store, pool: { readonly key: string; readonly limit: number }): Promise<void> {
+  const known = knownPoolsOf(store);
+  const id = `${pool.key}#${pool.limit}`;
+  if (known.has(id)) return;
+  await ensurePool(store, pool.key, pool.limit);
+  if (known.size >= KNOWN_POOLS_MAX) known.clear();
+  known.add(id);
+}
+
+/**
+ * After a reservation found a pool full: checks that both pools still have their slot rows (two primary-key lookups),
+ * re-creating any that vanished. Returns true when one had to be re-created — the reservation should be retried —
+ * and false when the pools are complete, so "full" was the truth.
+ */
+export async function restoreMissingPools(store: Store, pools: AdmissionPools): Promise<boolean> {
+  let restored = false;
+  for (const pool of [pools.owner, pools.global]) {
+    if (await slotExists(store, pool.key, pool.limit - 1)) continue;
+    knownPoolsOf(store).delete(`${pool.key}#${pool.limit}`);
+    await ensureAdmissionPool(store, pool);
+    restored = true;
+  }
+  return restored;
+}
+
+/**
+ * Resolves (and creates, if new) the admission pools for an owner on `plan` admitting `taskType`. A pool this process
+ * already saw complete is not looked up again (see {@link restoreMissingPools} for the full path).
+ */
 export async function prepareAdmissionPools(
   store: Store,
   capacity: CapacityPolicy,
@@ -97,8 +143,8 @@ export async function prepareAdmissionPools(
     global: { key: globalPoolKey(taskType), limit: limits.global },
     retryAfterSeconds: capacity.retryAfterSeconds,
   };
-  await ensurePool(store, pools.owner.key, pools.owner.limit);
-  await ensurePool(store, pools.global.key, pools.global.limit);
+  await ensureAdmissionPool(store, pools.owner);
+  await ensureAdmissionPool(store, pools.global);
   return pools;
 }
 

@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { prepareAdmissionPools, reserveAdmission } from '../capacity/capacity.js';
+import { prepareAdmissionPools, reserveAdmission, restoreMissingPools } from '../capacity/capacity.js';
 import type { CapacityPolicy } from '../capacity/capacity-policy.js';
 import { inTransaction } from '../db/transaction.js';
 import { CapacityExhaustedError, NotEntitledError, ValidationError } from '../errors.js';
@@ -15,7 +14,8 @@ import { AdmitRequestSchema, IdempotencyKeySchema, type AdmitRequest } from './a
 import { FieldLimits } from './field-limits.js';
 import { reuseActiveOperation } from './exclusive-subject.js';
 import { findReplay } from './idempotent-replay.js';
-import { findOwnedOperation, insertOperation, type OperationRow } from './operation.repository.js';
+import { newOperationId } from './operation-id.js';
+import { insertOperation, type OperationRow } from './operation.repository.js';
 import { taskPolicy, type OperationPolicy } from './operation-policy.js';
 import { canonicalJson, requestHash } from './request-hash.js';
 import { assertOwnerScope, type OwnerScope } from './scopes.js';
@@ -137,8 +137,9 @@ async function admitParsed(scope: OwnerScope, deps: AdmissionDeps, { key, reques
   const pools = await prepareAdmissionPools(store, deps.capacity, request.taskType, scope.ownerUserId, settings.plan);
   // A duplicate key whose row is gone by the re-read (purged in between) is retried: the next insert succeeds.
   for (let race = 0; ; race++) {
-    const id = randomUUID();
+    const id = newOperationId();
     let reused: OperationRow | undefined;
+    let inserted: OperationRow | undefined;
     try {
       await inTransaction(store, async (tx) => {
         reused = exclusive
@@ -150,7 +151,7 @@ async function admitParsed(scope: OwnerScope, deps: AdmissionDeps, { key, reques
             )
           : undefined;
         if (reused) return;
-        await insertOperation(
+        inserted = await insertOperation(
           tx,
           {
             id,
@@ -171,6 +172,8 @@ async function admitParsed(scope: OwnerScope, deps: AdmissionDeps, { key, reques
         await reserveAdmission(tx, store.caps.skipLocked, pools, id);
       });
     } catch (error) {
+      // "Full" from a pool whose rows vanished since this process last saw them: re-create them and try again.
+      if (error instanceof CapacityExhaustedError && race < 2 && (await restoreMissingPools(store, pools))) continue;
       if (!store.caps.isDuplicateKey(error)) throw error;
       const replay = await replayOf();
       if (!replay && race < 2) continue;
@@ -178,10 +181,9 @@ async function admitParsed(scope: OwnerScope, deps: AdmissionDeps, { key, reques
       return { operation: replay, replayed: true };
     }
     if (reused) return { operation: reused, replayed: false, reused: true };
-    const operation = await findOwnedOperation(store, scope.ownerUserId, id);
-    if (!operation) throw new Error(`Operation ${id} vanished right after its insert`);
+    if (!inserted) throw new Error(`Operation ${id} committed without its inserted row`);
     await sendWakeup(deps, { v: 1, reason: 'admitted', operationId: id });
-    return { operation, replayed: false };
+    return { operation: inserted, replayed: false };
   }
 }
 

@@ -35,14 +35,19 @@ export type NewOperation = Omit<
 >;
 
 /**
- * Inserts a queued operation. Relies on the unique index (owner, task type, key): a duplicate throws the
- * driver's duplicate-key error, which the caller translates.
+ * Inserts a queued operation and returns it as stored (`INSERT … RETURNING *`: MariaDB ≥ 10.5 and SQLite ≥ 3.35
+ * both have it, so the database-clock times come back without a second read). Relies on the unique index (owner, task
+ * type, key): a duplicate throws the driver's duplicate-key error, which the caller translates.
+ *
+ * Run through `executeQuery`, which hands back the driver's rows: kysely's MySQL adapter declares no `RETURNING`
+ * (MySQL has none), so the builder's `execute()` would drop them.
  * @param deadlineMs how long it may wait to start, from the database clock, in ms.
  * @param wakeMs when the sweeper should re-send its wake-up if no worker took it, in ms from now.
+ * @throws {Error} when the database returned no row (it cannot, short of a driver fault).
  */
-export async function insertOperation(ctx: DbContext, row: NewOperation, deadlineMs: number, wakeMs: number): Promise<void> {
+export async function insertOperation(ctx: DbContext, row: NewOperation, deadlineMs: number, wakeMs: number): Promise<OperationRow> {
   const now = ctx.timeAt();
-  await ctx.db
+  const insert = ctx.db
     .insertInto('operations')
     .values({
       ...row,
@@ -56,7 +61,10 @@ export async function insertOperation(ctx: DbContext, row: NewOperation, deadlin
       deadline_at: ctx.timeAt(deadlineMs),
       wake_at: ctx.timeAt(wakeMs),
     })
-    .execute();
+    .returningAll();
+  const [inserted] = (await ctx.db.executeQuery(insert)).rows;
+  if (!inserted) throw new Error(`INSERT … RETURNING of operation ${row.id} returned no row`);
+  return inserted;
 }
 
 /** The operation with this idempotency key for this owner and task type, if any. */

@@ -21,7 +21,7 @@ function fixture(overrides: Partial<Measured> = {}): BenchResults {
       opsPerSec: 2_500,
       admission: latency(3, 12),
       phases: { claim: latency(2, 9), prepare: latency(0.1, 0.3), complete: latency(3, 11), total: latency(5, 20) },
-      commits: { rwCommits: 6_000, comCommit: 6_000, perOp: 3, comCommitPerOp: 3 },
+      commits: { rwCommits: 6_000, comCommit: 6_000, perOp: 3, comCommitPerOp: 3, statementsPerOp: 14 },
       foreignActivity: { samples: 4, busySamples: 0 },
       cpu: cpuPerOp,
       wakeupsSent: 2_000,

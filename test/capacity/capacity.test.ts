@@ -149,6 +149,20 @@ describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
     await expectCapacityMatchesActive(t.store);
   });
 
+  it.skipIf(skip)('pools whose slot rows vanished after this process saw them are re-created on the "full" path, never answered 429', async () => {
+    const alice = owner('alice');
+    await admit(alice); // this process now knows both pools exist and skips looking them up
+    await t.store.db.deleteFrom('capacity_slots').execute();
+    await t.store.db.deleteFrom('operations').execute();
+    const { operation } = await admit(alice);
+    expect(operation.status).toBe('queued');
+    expect(await heldSlots(t.store, 'owner:')).toBe(1);
+    await admit(alice);
+    // the re-created pools hold their limits: the third active operation is refused as before
+    expect(await admit(alice).catch((error: unknown) => error)).toBeInstanceOf(CapacityExhaustedError);
+    await expectCapacityMatchesActive(t.store);
+  });
+
   it.skipIf(skip)('the sweeper reclaims slots leaked by a missing or terminal holder, and reports the count', async () => {
     const alice = owner('alice');
     const gone = await admit(alice);

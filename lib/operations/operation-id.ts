@@ -1,0 +1,17 @@
+import { v7 as uuidv7 } from 'uuid';
+
+/**
+ * A new operation id: a lower-case UUID version 7 (RFC 9562 §5.7, from the `uuid` package) — 48 bits of Unix time in
+ * ms, then 74 random bits (monotonic within one process).
+ *
+ * Why time-ordered rather than random (v4): the id is the primary key of `operations` and the last column of every
+ * secondary index entry, so new rows and their index entries (including the many `NULL` entries of
+ * `lease_expires_at`, `wake_at` and the claim lane once an operation ends) land at the right edge of each B-tree. With
+ * random ids each admission, claim and completion touches a random page among all of history, which once history
+ * outgrows the buffer pool means reading pages from disk (issue 7's cost-growth target). The id stays unguessable
+ * enough not to matter: every read is owner-scoped (DESIGN §3), and it reveals only the creation time the DTO shows
+ * anyway.
+ */
+export function newOperationId(): string {
+  return uuidv7();
+}
