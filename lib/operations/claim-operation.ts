@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { ensurePool, reserveSlot, routePoolKey } from '../capacity/capacity.js';
 import type { CapacityPolicy } from '../capacity/capacity-policy.js';
+import { GroupCommit } from '../db/group-commit.js';
+import type { Store } from '../db/store.js';
 import { inTransaction } from '../db/transaction.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
 import type { PrivacyMode } from '../owners/privacy-mode.js';
-import { markClaimed, selectClaimCandidate, type ClaimGroup, type LeaseKey } from './operation.repository.js';
+import { markClaimed, selectClaimCandidates, type ClaimGroup, type LeaseKey, type OperationRow } from './operation.repository.js';
 import type { OperationStatus } from './operation-status.js';
 import type { TxContext } from '../db/database.js';
 import { taskPolicy, type OperationPolicy } from './operation-policy.js';
@@ -61,28 +63,72 @@ interface Lane {
  * Claims the best eligible operation among the registered task types (DESIGN §3): highest priority, then oldest;
  * `queued`, or waiting (`waiting_for_retry`, `waiting_for_external_fallback`) whose time has come; never one past its
  * deadline. One short transaction: an index-ordered `SELECT … FOR UPDATE SKIP LOCKED` per claim lane
- * (`operations_claim_lane_idx`), then a guarded `UPDATE` by primary key (MariaDB), so concurrent claimers never take
- * the same row and never wait on each other. The new lease token has 256 bits from `crypto.randomBytes`.
+ * (`operations_claim_lane_idx`), then a guarded `UPDATE` by primary key per claimed row (MariaDB), so concurrent
+ * claimers never take the same row and never wait on each other. The new lease token has 256 bits from
+ * `crypto.randomBytes`.
+ *
+ * Claims made while another claim of this process (same store, deps and routes) is in its transaction wait for it and
+ * then share one transaction (a {@link GroupCommit}): one `SELECT … LIMIT n` per lane for n claimers, each claimer
+ * getting its own row, lease and token — the best n rows in order, as n claims one after another would take them. A
+ * lone claim goes at once (issue 7: a claim under load costs a fraction of a transaction).
  *
  * Model tasks (DESIGN §5) are claimed only on routes in `routes`: while a route's breaker is open, its operations are
  * left waiting — their attempts not spent — and the sweeper's wake-up re-sends bring them back later.
  *
- * Execution limits (DESIGN §4): when the best candidate's task type runs on a limited route (`capacityRoute`; model
- * tasks: their local runs only), a route slot is reserved in the same transaction; when the route is full, that
- * route's lanes are set aside and the next best candidate is tried. A candidate left behind stays as it was.
+ * Execution limits (DESIGN §4): when a candidate's task type runs on a limited route (`capacityRoute`; model tasks:
+ * their local runs only), a route slot is reserved in the same transaction; when the route is full, that route's lanes
+ * are set aside and the next best candidates are tried. A candidate left behind stays as it was.
  * @returns the claim, or `null` when nothing is eligible (or every eligible route is full).
  * @throws {ScopeViolationError} when called with anything but a {@link WorkerScope}.
  */
 export async function claimNextOperation(scope: WorkerScope, deps: ClaimDeps, routes: ClaimableRoutes = EVERY_ROUTE): Promise<ClaimedOperation | null> {
   assertWorkerScope(scope);
+  return claimGroupOf(scope.store, deps, routes).submit(scope);
+}
+
+/**
+ * Claim groups of one kind committing at once: a claimer arriving while one group commits starts the next at once,
+ * so one slow transaction does not hold every claimer of the process back.
+ */
+const GROUPS_IN_FLIGHT = 2;
+
+/** Per store, deps and routes (`local`/`external` flags): the group concurrent claims of this process share. */
+const claimGroups = new WeakMap<Store, WeakMap<ClaimDeps, Map<string, GroupCommit<WorkerScope, ClaimedOperation | null>>>>();
+
+function claimGroupOf(store: Store, deps: ClaimDeps, routes: ClaimableRoutes): GroupCommit<WorkerScope, ClaimedOperation | null> {
+  let byDeps = claimGroups.get(store);
+  if (!byDeps) claimGroups.set(store, (byDeps = new WeakMap()));
+  let byRoutes = byDeps.get(deps);
+  if (!byRoutes) byDeps.set(deps, (byRoutes = new Map()));
+  const key = `${routes.local ? 'L' : '-'}${routes.external ? 'X' : '-'}`;
+  let group = byRoutes.get(key);
+  if (!group) {
+    const claimFor = (scopes: readonly WorkerScope[]) => claimUpTo(store, deps, routes, scopes.length);
+    group = new GroupCommit<WorkerScope, ClaimedOperation | null>(
+      async (scopes) => {
+        const claims = await claimFor(scopes);
+        return scopes.map((_, i) => claims[i] ?? null);
+      },
+      async (scope) => (await claimFor([scope]))[0] ?? null,
+      { maxConcurrent: GROUPS_IN_FLIGHT },
+    );
+    byRoutes.set(key, group);
+  }
+  return group;
+}
+
+/**
+ * Claims up to `max` operations in one transaction (see {@link claimNextOperation}): the best `max` candidates of the
+ * eligible lanes in order; a candidate whose route is full sets that route's lanes aside and the next best are read.
+ */
+async function claimUpTo(store: Store, deps: ClaimDeps, routes: ClaimableRoutes, max: number): Promise<ClaimedOperation[]> {
   const lanes: Lane[] = [];
   for (const type of deps.registry.types()) {
     const modelTask = deps.registry.get(type).model !== undefined;
     if (!modelTask || routes.local) lanes.push({ type, lane: 'local' });
     if (modelTask && routes.external) lanes.push({ type, lane: 'external' });
   }
-  if (lanes.length === 0) return null;
-  const store = scope.store;
+  if (lanes.length === 0) return [];
   const slotOf = (lane: Lane) => {
     const route = lane.lane === 'local' ? deps.registry.get(lane.type).capacityRoute : undefined;
     const limit = route === undefined ? undefined : deps.capacity.routeLimit(route);
@@ -93,60 +139,77 @@ export async function claimNextOperation(scope: WorkerScope, deps: ClaimDeps, ro
     if (slot) await ensurePool(store, slot.key, slot.limit);
   }
   return inTransaction(store, async (tx) => {
+    const claims: ClaimedOperation[] = [];
     let eligible = lanes;
-    for (;;) {
-      const row = await bestCandidate(tx, claimGroups(eligible), store.caps.skipLocked);
-      if (!row) return null;
-      const lane: Lane = { type: row.task_type, lane: row.status === 'waiting_for_external_fallback' ? 'external' : 'local' };
-      const slot = slotOf(lane);
-      if (slot && !(await reserveSlot(tx, store.caps.skipLocked, slot.key, slot.limit, row.id))) {
-        eligible = eligible.filter((other) => slotOf(other)?.key !== slot.key);
-        if (eligible.length === 0) return null;
-        continue;
+    while (claims.length < max && eligible.length > 0) {
+      const rows = await bestCandidates(tx, groupsOf(eligible), store.caps.skipLocked, max - claims.length);
+      const taken: ClaimedOperation[] = [];
+      let setAside = false;
+      for (const row of rows) {
+        const lane: Lane = { type: row.task_type, lane: row.status === 'waiting_for_external_fallback' ? 'external' : 'local' };
+        // A row of a route set aside earlier in this pass waits, as it would for the next claimer.
+        if (!eligible.some((other) => other.type === lane.type && other.lane === lane.lane)) continue;
+        const slot = slotOf(lane);
+        if (slot && !(await reserveSlot(tx, store.caps.skipLocked, slot.key, slot.limit, row.id))) {
+          eligible = eligible.filter((other) => slotOf(other)?.key !== slot.key);
+          setAside = true;
+          continue;
+        }
+        taken.push(claimOf(deps, row));
       }
-      const policy = taskPolicy(deps.registry.get(row.task_type), deps.policy);
-      const leaseToken = randomBytes(32).toString('hex');
-      if ((await markClaimed(tx, row.id, row.status, leaseToken, policy.leaseMs)) !== 1) {
-        throw new Error(`Claim of locked operation ${row.id} changed no row`);
-      }
-      return {
-        operationId: row.id,
-        ownerUserId: row.owner_user_id,
-        leaseToken,
-        taskType: row.task_type,
-        attempt: row.attempt + 1,
-        maxAttempts: row.max_attempts,
-        paramsJson: row.params_json,
-        leaseMs: policy.leaseMs,
-        claimedFrom: row.status,
-        privacyMode: row.privacy_mode,
-        subject: { type: row.subject_type, id: row.subject_id },
-      };
+      await markAll(tx, taken);
+      claims.push(...taken);
+      // Read again only when a full route left room for candidates of the other lanes (the rows taken are `running`
+      // now: no read returns them again).
+      if (!setAside) break;
     }
+    return claims;
   });
 }
 
+/** Moves the claims' locked rows to `running` in one statement. */
+async function markAll(tx: TxContext, claims: readonly ClaimedOperation[]): Promise<void> {
+  const marks = claims.map((claim) => ({ id: claim.operationId, fromStatus: claim.claimedFrom, leaseToken: claim.leaseToken, leaseMs: claim.leaseMs }));
+  if ((await markClaimed(tx, marks)) !== marks.length) throw new Error(`Claim of ${marks.length} locked operations changed fewer rows`);
+}
+
+/** The claim of one locked candidate: a new lease token, the lease length of its task type. */
+function claimOf(deps: ClaimDeps, row: OperationRow): ClaimedOperation {
+  const policy = taskPolicy(deps.registry.get(row.task_type), deps.policy);
+  const leaseToken = randomBytes(32).toString('hex');
+  return {
+    operationId: row.id,
+    ownerUserId: row.owner_user_id,
+    leaseToken,
+    taskType: row.task_type,
+    attempt: row.attempt + 1,
+    maxAttempts: row.max_attempts,
+    paramsJson: row.params_json,
+    leaseMs: policy.leaseMs,
+    claimedFrom: row.status,
+    privacyMode: row.privacy_mode,
+    subject: { type: row.subject_type, id: row.subject_id },
+  };
+}
+
 /** The lanes as SQL groups: the local lane's types in claim lane `L`, the external lane's in `X`. */
-function claimGroups(lanes: readonly Lane[]): ClaimGroup[] {
+function groupsOf(lanes: readonly Lane[]): ClaimGroup[] {
   const local = lanes.filter((l) => l.lane === 'local').map((l) => l.type);
   const external = lanes.filter((l) => l.lane === 'external').map((l) => l.type);
   return [...(local.length > 0 ? [{ lane: 'L' as const, taskTypes: local }] : []), ...(external.length > 0 ? [{ lane: 'X' as const, taskTypes: external }] : [])];
 }
 
 /**
- * The best candidate over the groups: one index-ordered read per lane (usually one: the external lane exists only for
- * model tasks whose external route is available). A candidate of the other lane that loses stays locked until the
- * transaction ends, which only makes a concurrent claimer skip it for that long.
+ * The best `limit` candidates over the groups, best first (priority descending, then `available_at`; ties keep the
+ * lane order): one index-ordered read per lane (usually one: the external lane exists only for model tasks whose
+ * external route is available). Candidates that lose stay locked until the transaction ends, which only makes a
+ * concurrent claimer skip them for that long.
  */
-async function bestCandidate(tx: TxContext, groups: readonly ClaimGroup[], skipLocked: boolean) {
-  let best: Awaited<ReturnType<typeof selectClaimCandidate>>;
-  for (const group of groups) {
-    const candidate = await selectClaimCandidate(tx, group, skipLocked);
-    if (candidate && (!best || candidate.priority > best.priority || (candidate.priority === best.priority && (candidate.available_at ?? '') < (best.available_at ?? '')))) {
-      best = candidate;
-    }
-  }
-  return best;
+async function bestCandidates(tx: TxContext, groups: readonly ClaimGroup[], skipLocked: boolean, limit: number): Promise<OperationRow[]> {
+  const candidates: OperationRow[] = [];
+  for (const group of groups) candidates.push(...(await selectClaimCandidates(tx, group, skipLocked, limit)));
+  const better = (a: OperationRow, b: OperationRow) => b.priority - a.priority || ((a.available_at ?? '') < (b.available_at ?? '') ? -1 : (a.available_at ?? '') > (b.available_at ?? '') ? 1 : 0);
+  return candidates.sort(better).slice(0, limit);
 }
 
 /**

@@ -1,11 +1,13 @@
 import { releaseCapacity } from '../capacity/capacity.js';
 import { LeaseLostError, ScopeViolationError, ValidationError } from '../errors.js';
+import { GroupCommit } from '../db/group-commit.js';
+import type { Store } from '../db/store.js';
 import { inTransaction } from '../db/transaction.js';
 import type { ClaimedOperation } from './claim-operation.js';
 import { FailureCode, type FailureCode as FailureCodeValue } from './failure-code.js';
 import { FieldLimits, truncate } from './field-limits.js';
 import { insertTerminalNotifications } from './notification.repository.js';
-import { findOwnedOperation, updateUnderLease } from './operation.repository.js';
+import { findOwnedOperation, updateManyUnderLease, updateUnderLease } from './operation.repository.js';
 import type { OperationStatus } from './operation-status.js';
 import type { TaskCompletion } from '../tasks/task-definition.js';
 import { assertOwnerScope, type OwnerScope } from './scopes.js';
@@ -71,31 +73,73 @@ function validateProgress(progress: Progress): void {
 async function finishUnderLease(
   scope: OwnerScope,
   lease: ClaimedOperation,
-  status: Extract<OperationStatus, 'succeeded' | 'failed' | 'cancelled'>,
+  status: TerminalStatus,
   failure: { code: FailureCodeValue; message: string } | null,
   requireCancelRequested = false,
   publish?: TaskCompletion['publish'],
 ): Promise<void> {
   await inTransaction(scope.store, async (tx) => {
-    const changed = await updateUnderLease(
-      tx,
-      lease,
-      (now) => ({
-        status,
-        finished_at: now,
-        lease_token: null,
-        lease_expires_at: null,
-        failure_code: failure?.code ?? null,
-        failure_message: failure ? truncate(failure.message, FieldLimits.failureMessage) : null,
-        ...(status === 'succeeded' ? { progress_percent: 100 } : {}),
-      }),
-      requireCancelRequested,
-    );
+    const changed = await updateUnderLease(tx, lease, terminalChanges(status, failure), requireCancelRequested);
     if (changed !== 1) throw new LeaseLostError(lease.operationId);
     await insertTerminalNotifications(tx, [lease.operationId]);
     await releaseCapacity(tx, [lease.operationId], 'all');
     if (publish) await publish(tx);
   });
+}
+
+type TerminalStatus = Extract<OperationStatus, 'succeeded' | 'failed' | 'cancelled'>;
+
+/** The columns a terminal transition under the lease writes. */
+function terminalChanges(status: TerminalStatus, failure: { code: FailureCodeValue; message: string } | null) {
+  return (now: ReturnType<OwnerScope['store']['timeAt']>) => ({
+    status,
+    finished_at: now,
+    lease_token: null,
+    lease_expires_at: null,
+    failure_code: failure?.code ?? null,
+    failure_message: failure ? truncate(failure.message, FieldLimits.failureMessage) : null,
+    ...(status === 'succeeded' ? { progress_percent: 100 } : {}),
+  });
+}
+
+/** A completion waiting for its group (see {@link completeOperation}). */
+interface PendingCompletion {
+  readonly scope: OwnerScope;
+  readonly lease: ClaimedOperation;
+}
+
+/** Thrown inside a group's transaction when some lease of it is lost: the group rolls back and each goes alone. */
+class GroupLeaseLost extends Error {}
+
+/**
+ * `running → succeeded` for several operations in one transaction: one guarded UPDATE, their notifications and the
+ * release of their capacity, all or nothing — if any lease is lost, nothing changes ({@link GroupLeaseLost}).
+ */
+async function finishSucceededTogether(group: readonly PendingCompletion[]): Promise<void[]> {
+  const store = (group[0] as PendingCompletion).scope.store;
+  const leases = group.map((pending) => pending.lease);
+  await inTransaction(store, async (tx) => {
+    if ((await updateManyUnderLease(tx, leases, terminalChanges('succeeded', null))) !== leases.length) throw new GroupLeaseLost();
+    const ids = leases.map((lease) => lease.operationId);
+    await insertTerminalNotifications(tx, ids);
+    await releaseCapacity(tx, ids, 'all');
+  });
+  return group.map(() => undefined);
+}
+
+/** Per store: completions without a published result commit in groups (see {@link completeOperation}). */
+const completionGroups = new WeakMap<Store, GroupCommit<PendingCompletion>>();
+
+function completionGroupOf(store: Store): GroupCommit<PendingCompletion> {
+  let group = completionGroups.get(store);
+  if (!group) {
+    // Two groups at once, as for claims: one slow commit does not hold every completion of the process back.
+    group = new GroupCommit<PendingCompletion>(finishSucceededTogether, ({ scope, lease }) => finishUnderLease(scope, lease, 'succeeded', null), {
+      maxConcurrent: 2,
+    });
+    completionGroups.set(store, group);
+  }
+  return group;
 }
 
 /** `running → cancelled` only if a cancel was requested (guarded in SQL, no read-then-write). True when it happened. */
@@ -112,12 +156,22 @@ async function finishCancelledIfRequested(scope: OwnerScope, lease: ClaimedOpera
 /**
  * `running → succeeded`, with its notification and the task's published result (if it returned a
  * {@link TaskCompletion}), in one transaction: the result exists if and only if the operation succeeded.
+ *
+ * Completions without a published result go through a per-store {@link GroupCommit}: those arriving while another
+ * completion of this process is committing share the next transaction (one guarded UPDATE for all, their
+ * notifications, their capacity), so under load a completion costs a fraction of a transaction (issue 7). The outcome
+ * is each operation's own: a group in which any lease is lost rolls back and each completes alone, so a lost lease
+ * still throws only for its own operation. A lone completion goes at once.
  * @throws {LeaseLostError} when the lease is gone; nothing changed and nothing was published.
  * @throws whatever `completion.publish` throws; nothing changed.
  */
 export async function completeOperation(scope: OwnerScope, lease: ClaimedOperation, completion?: TaskCompletion): Promise<void> {
   assertLeaseInScope(scope, lease);
-  await finishUnderLease(scope, lease, 'succeeded', null, false, completion?.publish);
+  if (completion?.publish) {
+    await finishUnderLease(scope, lease, 'succeeded', null, false, completion.publish);
+    return;
+  }
+  await completionGroupOf(scope.store).submit({ scope, lease });
 }
 
 /**

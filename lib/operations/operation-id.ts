@@ -2,7 +2,9 @@ import { v7 as uuidv7 } from 'uuid';
 
 /**
  * A new operation id: a lower-case UUID version 7 (RFC 9562 §5.7, from the `uuid` package) — 48 bits of Unix time in
- * ms, then 74 random bits (monotonic within one process).
+ * ms, then 74 bits that are random for the first id of each millisecond; later ids of the same millisecond in one
+ * process count up from it (monotonic), so only about 42 of their bits are fresh. The first 8 hex digits are time: show
+ * the last ones when an id must be shortened.
  *
  * Why time-ordered rather than random (v4): the id is the primary key of `operations` and the last column of every
  * secondary index entry, so new rows and their index entries (including the many `NULL` entries of

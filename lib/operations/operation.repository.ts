@@ -156,17 +156,20 @@ export interface ClaimGroup {
 }
 
 /**
- * Picks the best claimable operation of one lane: highest priority, then oldest `available_at`; never one past its
- * deadline. The order is that of `operations_claim_lane_idx` (lane, priority desc, available_at), so the read stops at
- * the first eligible row; on MariaDB that row is locked `FOR UPDATE SKIP LOCKED`, so concurrent claimers take different
- * rows instead of waiting on each other (and lock nothing else).
+ * Picks the best `limit` claimable operations of one lane: highest priority, then oldest `available_at`; never one
+ * past its deadline. The order is that of `operations_claim_lane_idx` (lane, priority desc, available_at), so the read
+ * stops after the first `limit` eligible rows; on MariaDB they are locked `FOR UPDATE SKIP LOCKED`, so concurrent
+ * claimers take different rows instead of waiting on each other (and lock nothing else).
  */
-export async function selectClaimCandidate(ctx: TxContext, group: ClaimGroup, skipLocked: boolean): Promise<OperationRow | undefined> {
-  return claimCandidateQuery(ctx, group, skipLocked).executeTakeFirst();
+export async function selectClaimCandidates(ctx: TxContext, group: ClaimGroup, skipLocked: boolean, limit: number): Promise<OperationRow[]> {
+  return claimCandidateQuery(ctx, group, skipLocked, limit).execute();
 }
 
-/** The query of {@link selectClaimCandidate}, unexecuted (tests `EXPLAIN` it to prove it reads the claim index in order). */
-export function claimCandidateQuery(ctx: DbContext, group: ClaimGroup, skipLocked: boolean) {
+/**
+ * The query of {@link selectClaimCandidates} (the best `limit` rows, default 1), unexecuted (tests `EXPLAIN` it to
+ * prove it reads the claim index in order).
+ */
+export function claimCandidateQuery(ctx: DbContext, group: ClaimGroup, skipLocked: boolean, limit = 1) {
   const now = ctx.timeAt();
   const select = ctx.db
     .selectFrom('operations')
@@ -177,33 +180,51 @@ export function claimCandidateQuery(ctx: DbContext, group: ClaimGroup, skipLocke
     .where('deadline_at', '>', now)
     .orderBy('priority', 'desc')
     .orderBy('available_at', 'asc')
-    .limit(1);
+    .limit(limit);
   return skipLocked ? select.forUpdate().skipLocked() : select;
 }
 
+/** One locked candidate to move to `running`: the status it was selected in, its new token and lease length (ms). */
+export interface ClaimMark {
+  readonly id: string;
+  readonly fromStatus: OperationStatus;
+  readonly leaseToken: string;
+  readonly leaseMs: number;
+}
+
 /**
- * Moves the candidate to `running` with a fresh lease: attempt + 1, lease token, lease expiry `leaseMs` after the
- * database clock. Guarded by the status it was selected in. Returns the number of rows changed (0 or 1).
+ * Moves the candidates to `running`, each with its fresh lease, in one statement: attempt + 1, its lease token, lease
+ * expiry its `leaseMs` after the database clock (per-row values by `CASE id`). Each row is guarded by the status it
+ * was selected in. Returns the number of rows changed (`marks.length` when every guard held).
  */
-export async function markClaimed(ctx: TxContext, id: string, fromStatus: OperationStatus, leaseToken: string, leaseMs: number): Promise<number> {
+export async function markClaimed(ctx: TxContext, marks: readonly ClaimMark[]): Promise<number> {
+  if (marks.length === 0) return 0;
   const now = ctx.timeAt();
   const result = await ctx.db
     .updateTable('operations')
-    .set((eb) => ({
-      status: 'running',
-      attempt: eb('attempt', '+', 1),
-      lease_token: leaseToken,
-      lease_expires_at: ctx.timeAt(leaseMs),
-      heartbeat_at: now,
-      started_at: eb.fn.coalesce('started_at', now),
-      progress_percent: 0,
-      progress_stage: null,
-      available_at: null,
-      wake_at: null,
-      updated_at: now,
-    }))
-    .where('id', '=', id)
-    .where('status', '=', fromStatus)
+    .set((eb) => {
+      const [first, ...rest] = marks as [ClaimMark, ...ClaimMark[]];
+      let token = eb.case('id').when(first.id).then(first.leaseToken);
+      let expiry = eb.case('id').when(first.id).then(ctx.timeAt(first.leaseMs));
+      for (const mark of rest) {
+        token = token.when(mark.id).then(mark.leaseToken);
+        expiry = expiry.when(mark.id).then(ctx.timeAt(mark.leaseMs));
+      }
+      return {
+        status: 'running',
+        attempt: eb('attempt', '+', 1),
+        lease_token: token.end(),
+        lease_expires_at: expiry.end(),
+        heartbeat_at: now,
+        started_at: eb.fn.coalesce('started_at', now),
+        progress_percent: 0,
+        progress_stage: null,
+        available_at: null,
+        wake_at: null,
+        updated_at: now,
+      };
+    })
+    .where((eb) => eb.or(marks.map((mark) => eb.and([eb('id', '=', mark.id), eb('status', '=', mark.fromStatus)]))))
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
@@ -219,13 +240,28 @@ export async function updateUnderLease(
   changes: (now: ReturnType<DbContext['timeAt']>) => OperationChanges,
   requireCancelRequested = false,
 ): Promise<number> {
+  return updateManyUnderLease(ctx, [lease], changes, requireCancelRequested);
+}
+
+/**
+ * {@link updateUnderLease} for several leases in one statement: the same `changes` to every listed operation whose
+ * lease is live, each guarded on its own id, owner and token. Returns rows changed: fewer than `leases.length` means
+ * some lease was lost, and the count does not say which (the caller rolls back and goes one by one).
+ */
+export async function updateManyUnderLease(
+  ctx: DbContext,
+  leases: readonly LeaseKey[],
+  changes: (now: ReturnType<DbContext['timeAt']>) => OperationChanges,
+  requireCancelRequested = false,
+): Promise<number> {
+  if (leases.length === 0) return 0;
   const now = ctx.timeAt();
   let update = ctx.db
     .updateTable('operations')
     .set({ ...changes(now), updated_at: now })
-    .where('id', '=', lease.operationId)
-    .where('owner_user_id', '=', lease.ownerUserId)
-    .where('lease_token', '=', lease.leaseToken)
+    .where((eb) =>
+      eb.or(leases.map((lease) => eb.and([eb('id', '=', lease.operationId), eb('owner_user_id', '=', lease.ownerUserId), eb('lease_token', '=', lease.leaseToken)]))),
+    )
     .where('status', '=', 'running')
     .where('lease_expires_at', '>', now);
   if (requireCancelRequested) update = update.where('cancel_requested_at', 'is not', null);

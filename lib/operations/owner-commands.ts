@@ -1,4 +1,4 @@
-import { prepareAdmissionPools, releaseCapacity, reserveAdmission } from '../capacity/capacity.js';
+import { prepareAdmissionPools, releaseCapacity, reserveAdmission, restoreMissingPools } from '../capacity/capacity.js';
 import { CapacityExhaustedError, InvalidTransitionError, NotEntitledError, OperationNotFoundError, RetryLimitReachedError } from '../errors.js';
 import { silentLogger } from '../logger.js';
 import { recordLifecycle, type Telemetry } from '../observability/lifecycle-events.js';
@@ -100,35 +100,42 @@ export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unk
     const settings = await loadOwnerSettings(scope.store, scope.ownerUserId);
     if (!isEntitled(task, settings)) throw new NotEntitledError(row.task_type);
     const pools = await prepareAdmissionPools(scope.store, deps.capacity, row.task_type, scope.ownerUserId, settings.plan);
-    const changed = await requeue(scope, deps, row, async (tx) => {
-      if (task.exclusiveSubject) {
-        const subject = { type: row.subject_type, id: row.subject_id };
-        await assertSubjectFree(tx, task.exclusiveSubject, { ownerUserId: scope.ownerUserId, taskType: row.task_type, subject, rowLocks: scope.store.caps.rowLocks });
-      }
-      const n = await updateOwnedInStatus(tx, scope.ownerUserId, row.id, [row.status], (now) => ({
-        status: 'queued',
-        attempt: 0,
-        max_attempts: policy.maxAttempts,
-        retry_count: row.retry_count + 1,
-        lease_token: null,
-        lease_expires_at: null,
-        heartbeat_at: null,
-        cancel_requested_at: null,
-        progress_percent: 0,
-        progress_stage: null,
-        failure_code: null,
-        failure_message: null,
-        started_at: null,
-        finished_at: null,
-        available_at: now,
-        // A new cycle never widens privacy: the stricter of the admitted snapshot and the owner's current mode.
-        privacy_mode: stricterPrivacy(row.privacy_mode, settings.privacyMode),
-        deadline_at: tx.timeAt(policy.deadlineMs),
-        wake_at: tx.timeAt(deps.policy.wakeupResendMs),
-      }), row.retry_count);
-      if (n === 1) await reserveAdmission(tx, scope.store.caps.skipLocked, pools, row.id);
-      return n;
-    });
+    let changed: number;
+    try {
+      changed = await requeue(scope, deps, row, async (tx) => {
+        if (task.exclusiveSubject) {
+          const subject = { type: row.subject_type, id: row.subject_id };
+          await assertSubjectFree(tx, task.exclusiveSubject, { ownerUserId: scope.ownerUserId, taskType: row.task_type, subject, rowLocks: scope.store.caps.rowLocks });
+        }
+        const n = await updateOwnedInStatus(tx, scope.ownerUserId, row.id, [row.status], (now) => ({
+          status: 'queued',
+          attempt: 0,
+          max_attempts: policy.maxAttempts,
+          retry_count: row.retry_count + 1,
+          lease_token: null,
+          lease_expires_at: null,
+          heartbeat_at: null,
+          cancel_requested_at: null,
+          progress_percent: 0,
+          progress_stage: null,
+          failure_code: null,
+          failure_message: null,
+          started_at: null,
+          finished_at: null,
+          available_at: now,
+          // A new cycle never widens privacy: the stricter of the admitted snapshot and the owner's current mode.
+          privacy_mode: stricterPrivacy(row.privacy_mode, settings.privacyMode),
+          deadline_at: tx.timeAt(policy.deadlineMs),
+          wake_at: tx.timeAt(deps.policy.wakeupResendMs),
+        }), row.retry_count);
+        if (n === 1) await reserveAdmission(tx, scope.store.caps.skipLocked, pools, row.id);
+        return n;
+      });
+    } catch (error) {
+      // "Full" from a pool whose rows vanished since this process last saw them: re-create them and try again.
+      if (error instanceof CapacityExhaustedError && (await restoreMissingPools(scope.store, pools))) continue;
+      throw error;
+    }
     if (changed === 1) {
       await sendWakeup(deps, { v: 1, reason: 'owner_retry', operationId: row.id });
       recordLifecycle(deps, { event: 'owner_retried', operationId: row.id, taskType: row.task_type });

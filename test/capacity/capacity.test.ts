@@ -163,6 +163,16 @@ describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
     await expectCapacityMatchesActive(t.store);
   });
 
+  it.skipIf(skip)('an owner retry after the pools\' slot rows vanished re-creates them instead of answering 429', async () => {
+    const alice = owner('alice');
+    const { operation } = await admit(alice);
+    await cancelOperation(alice, operation.id);
+    await t.store.db.deleteFrom('capacity_slots').execute();
+    expect((await retryOperation(alice, deps, operation.id)).status).toBe('queued');
+    expect(await heldSlots(t.store, 'owner:')).toBe(1);
+    await expectCapacityMatchesActive(t.store);
+  });
+
   it.skipIf(skip)('the sweeper reclaims slots leaked by a missing or terminal holder, and reports the count', async () => {
     const alice = owner('alice');
     const gone = await admit(alice);

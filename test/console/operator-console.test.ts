@@ -42,7 +42,7 @@ describe.skipIf(mode === 'skip')('operator console in Chromium against the real 
     await page.getByRole('status').filter({ hasText: 'Loading' }).waitFor({ state: 'detached' });
     expect(await page.getByRole('alert').count(), `${name}: no error shown`).toBe(0);
   };
-  const shortIdOf = (id: string) => id.slice(0, 8);
+  const shortIdOf = (id: string) => id.slice(-8);
   const admit = async (token: string, subject: string, durationMs: number) => {
     const key = `console-${run}-${keys.length + 1}`;
     keys.push(key);

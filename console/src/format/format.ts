@@ -27,7 +27,10 @@ export function humanize(value: string): string {
   return value.replace(/_/g, ' ');
 }
 
-/** The first 8 characters of an id, for tables; the full id stays in the link and its title. */
+/**
+ * The last 8 characters of an id, for tables; the full id stays in the link and its title. The last, not the first:
+ * an operation id is a UUIDv7, whose first 8 hex digits are the same for every id made in the same ~65 s.
+ */
 export function shortId(id: string): string {
-  return id.length > 8 ? id.slice(0, 8) : id;
+  return id.length > 8 ? id.slice(-8) : id;
 }

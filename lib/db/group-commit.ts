@@ -1,0 +1,90 @@
+/** One submitted item and its caller's promise. */
+interface Waiting<T, R> {
+  readonly item: T;
+  readonly resolve: (result: R) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit: items submitted while a previous group is still being committed wait, and go together in the next
+ * transaction (up to `maxGroup` of them) — so under load N writes share one transaction, one round trip per statement
+ * and one log flush, while a lone item goes at once, alone, with no added wait.
+ *
+ * ```
+ *   submit(a) ── alone(a) ───────────┐ submit(b), submit(c) arrive meanwhile
+ *                                    └─ together([b, c]) ── ok: both resolve
+ *                                                        └─ throws: alone(b), alone(c), each with its own outcome
+ * ```
+ * `together` must be all-or-nothing (one transaction that throws when any item cannot go as the others do) and
+ * answers one result per item, in order; when it throws, for any reason, every item of the group is retried with
+ * `alone`, and each caller gets the outcome of its own item. So a caller sees what `alone(item)` would have given it.
+ * At most `maxConcurrent` groups are being committed at a time per instance (default 1).
+ */
+export class GroupCommit<T, R = void> {
+  readonly #together: (items: readonly T[]) => Promise<readonly R[]>;
+  readonly #alone: (item: T) => Promise<R>;
+  readonly #maxGroup: number;
+  readonly #maxConcurrent: number;
+  #queue: Waiting<T, R>[] = [];
+  #draining = 0;
+
+  /**
+   * @param together commits a group of two or more items in one transaction and answers each item's result, in
+   * order, or throws having changed nothing.
+   * @param alone commits one item; its result (or error) is the caller's.
+   * @param options `maxGroup`: most items per group (default 32); `maxConcurrent`: most groups being committed at
+   * once (default 1) — more lets an item that arrives while a slow group commits start at once, at the price of
+   * smaller groups.
+   */
+  constructor(
+    together: (items: readonly T[]) => Promise<readonly R[]>,
+    alone: (item: T) => Promise<R>,
+    options: { readonly maxGroup?: number; readonly maxConcurrent?: number } = {},
+  ) {
+    this.#together = together;
+    this.#alone = alone;
+    this.#maxGroup = Math.max(1, options.maxGroup ?? 32);
+    this.#maxConcurrent = Math.max(1, options.maxConcurrent ?? 1);
+  }
+
+  /** Commits `item`, alone or with others; settles once it is committed, with its result or `alone`'s error. */
+  submit(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.#queue.push({ item, resolve, reject });
+      if (this.#draining < this.#maxConcurrent) void this.#drain();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    this.#draining++;
+    try {
+      while (this.#queue.length > 0) await this.#commit(this.#queue.splice(0, this.#maxGroup));
+    } finally {
+      this.#draining--;
+    }
+  }
+
+  async #commit(group: readonly Waiting<T, R>[]): Promise<void> {
+    if (group.length > 1) {
+      let results: readonly R[] | undefined;
+      try {
+        results = await this.#together(group.map((waiting) => waiting.item));
+      } catch {
+        // Some item cannot go as the others do (or the group failed as a whole): each goes alone, below.
+      }
+      if (results) {
+        group.forEach((waiting, i) => waiting.resolve(results[i] as R));
+        return;
+      }
+    }
+    await Promise.all(
+      group.map(async (waiting) => {
+        try {
+          waiting.resolve(await this.#alone(waiting.item));
+        } catch (error) {
+          waiting.reject(error);
+        }
+      }),
+    );
+  }
+}

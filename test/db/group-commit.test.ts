@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { GroupCommit } from '../../lib/db/group-commit.js';
+
+/** A GroupCommit whose commits are recorded and held open until the test lets them finish. */
+function recorder(options: { failTogetherWhen?: (items: readonly string[]) => boolean; failAlone?: string; maxGroup?: number; maxConcurrent?: number } = {}) {
+  const commits: { kind: 'together' | 'alone'; items: readonly string[] }[] = [];
+  const open: (() => void)[] = [];
+  const hold = () => new Promise<void>((resolve) => open.push(resolve));
+  const group = new GroupCommit<string, string>(
+    async (items) => {
+      commits.push({ kind: 'together', items });
+      await hold();
+      if (options.failTogetherWhen?.(items)) throw new Error('group refused');
+      return items.map((item) => `${item}+`);
+    },
+    async (item) => {
+      commits.push({ kind: 'alone', items: [item] });
+      await hold();
+      if (item === options.failAlone) throw new Error(`${item} failed`);
+      return `${item}!`;
+    },
+    { maxGroup: options.maxGroup, maxConcurrent: options.maxConcurrent },
+  );
+  const releaseAll = async () => {
+    while (open.length > 0) {
+      for (const release of open.splice(0)) release();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+  return { group, commits, releaseAll };
+}
+
+describe('GroupCommit', () => {
+  it('a lone item is committed at once, alone, with no wait for company', async () => {
+    const { group, commits, releaseAll } = recorder();
+    const done = group.submit('a');
+    expect(commits).toEqual([{ kind: 'alone', items: ['a'] }]);
+    await releaseAll();
+    await expect(done).resolves.toBe('a!');
+  });
+
+  it('items submitted while a commit runs go together in the next one, each resolving with its own result', async () => {
+    const { group, commits, releaseAll } = recorder();
+    const all = ['a', 'b', 'c', 'd'].map((item) => group.submit(item));
+    await releaseAll();
+    expect(await Promise.all(all)).toEqual(['a!', 'b+', 'c+', 'd+']);
+    expect(commits).toEqual([
+      { kind: 'alone', items: ['a'] },
+      { kind: 'together', items: ['b', 'c', 'd'] },
+    ]);
+  });
+
+  it('a group that throws is retried item by item, and each caller gets its own item’s outcome', async () => {
+    const { group, commits, releaseAll } = recorder({ failTogetherWhen: (items) => items.includes('c'), failAlone: 'c' });
+    const outcomes = ['a', 'b', 'c', 'd'].map((item) => group.submit(item).catch((error: Error) => error.message));
+    await releaseAll();
+    expect(await Promise.all(outcomes)).toEqual(['a!', 'b!', 'c failed', 'd!']);
+    expect(commits.map((c) => `${c.kind}:${c.items.join('')}`)).toEqual(['alone:a', 'together:bcd', 'alone:b', 'alone:c', 'alone:d']);
+  });
+
+  it('a group holds at most maxGroup items; the rest wait for the next', async () => {
+    const { group, commits, releaseAll } = recorder({ maxGroup: 2 });
+    const all = ['a', 'b', 'c', 'd', 'e'].map((item) => group.submit(item));
+    await releaseAll();
+    await Promise.all(all);
+    expect(commits.map((c) => c.items.join(''))).toEqual(['a', 'bc', 'de']);
+  });
+
+  it('with maxConcurrent 2, a second item starts at once beside a first still committing; later ones group', async () => {
+    const { group, commits, releaseAll } = recorder({ maxConcurrent: 2 });
+    const all = ['a', 'b', 'c', 'd'].map((item) => group.submit(item));
+    expect(commits.map((c) => c.items.join(''))).toEqual(['a', 'b']);
+    await releaseAll();
+    await Promise.all(all);
+    expect(commits.map((c) => c.items.join(''))).toEqual(['a', 'b', 'cd']);
+  });
+});
