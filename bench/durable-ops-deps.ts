@@ -51,7 +51,7 @@ export function benchTask(onRun: (operationId: string, phase: 'start' | 'end') =
 /**
  * The operation policy of the benchmark: the production defaults (30 s lease, 10 s heartbeat, 15 min queued deadline,
  * 60 s wake-up re-send, 30 days retention) unless overridden. A no-op run never lives long enough to heartbeat on its
- * timer: the one heartbeat per run is the one `runClaimedOperation` makes before starting the handler.
+ * timer: between claim and completion `runClaimedOperation` only reads the row once, to recheck cancellation.
  */
 export function benchPolicy(overrides: Partial<OperationPolicy> = {}): OperationPolicy {
   return Object.freeze({

@@ -33,16 +33,18 @@ export async function insertMissingSlots(ctx: DbContext, poolKey: string, from: 
 }
 
 /**
- * A free slot of the pool below `limit` (slots at or above a lowered limit are never handed out again), locked with
- * `FOR UPDATE SKIP LOCKED` on MariaDB so concurrent reservers take different slots.
+ * The first free slot of the pool numbered in `[from, below)` (callers keep `below` at most the pool's limit: slots at
+ * or above a lowered limit are never handed out again), locked with `FOR UPDATE SKIP LOCKED` on MariaDB so concurrent
+ * reservers take different slots.
  */
-export async function selectFreeSlot(ctx: TxContext, poolKey: string, limit: number, skipLocked: boolean): Promise<number | undefined> {
+export async function selectFreeSlot(ctx: TxContext, poolKey: string, range: { readonly from: number; readonly below: number }, skipLocked: boolean): Promise<number | undefined> {
   const select = ctx.db
     .selectFrom('capacity_slots')
     .select('slot_no')
     .where('pool_key', '=', poolKey)
     .where('operation_id', 'is', null)
-    .where('slot_no', '<', limit)
+    .where('slot_no', '>=', range.from)
+    .where('slot_no', '<', range.below)
     .orderBy('slot_no')
     .limit(1);
   return (await (skipLocked ? select.forUpdate().skipLocked() : select).executeTakeFirst())?.slot_no;

@@ -18,7 +18,8 @@ interface Waiting<T, R> {
  * `together` must be all-or-nothing (one transaction that throws when any item cannot go as the others do) and
  * answers one result per item, in order; when it throws, for any reason, every item of the group is retried with
  * `alone`, and each caller gets the outcome of its own item. So a caller sees what `alone(item)` would have given it.
- * At most `maxConcurrent` groups are being committed at a time per instance (default 1).
+ * At most `maxConcurrent` groups are being committed at a time per instance (default 1). The same holds for reads:
+ * `together` may be one statement reading for every item.
  */
 export class GroupCommit<T, R = void> {
   readonly #together: (items: readonly T[]) => Promise<readonly R[]>;

@@ -7,7 +7,7 @@ import type { ClaimedOperation } from './claim-operation.js';
 import { FailureCode, type FailureCode as FailureCodeValue } from './failure-code.js';
 import { FieldLimits, truncate } from './field-limits.js';
 import { insertTerminalNotifications } from './notification.repository.js';
-import { findOwnedOperation, updateManyUnderLease, updateUnderLease } from './operation.repository.js';
+import { findLeaseStates, findOwnedOperation, updateManyUnderLease, updateUnderLease } from './operation.repository.js';
 import type { OperationStatus } from './operation-status.js';
 import type { TaskCompletion } from '../tasks/task-definition.js';
 import { assertOwnerScope, type OwnerScope } from './scopes.js';
@@ -45,15 +45,45 @@ export async function heartbeat(scope: OwnerScope, lease: ClaimedOperation, prog
 
 /**
  * Whether the owner has asked to cancel the operation this lease runs (DESIGN §2, §5: the worker rechecks cancellation
- * before it runs the task). One read, no write: the claim has just set the lease.
+ * before it runs the task). One read, no write: the claim has just set the lease. Rechecks arriving while another of
+ * this process is reading share the next read (a {@link GroupCommit} of reads: one `SELECT` by id and owner for all).
  * @throws {LeaseLostError} when the operation is no longer running under this lease token.
  * @throws {ScopeViolationError} from a non-owner scope or another owner's scope.
  */
 export async function cancelRequestedUnderLease(scope: OwnerScope, lease: ClaimedOperation): Promise<boolean> {
   assertLeaseInScope(scope, lease);
-  const row = await findOwnedOperation(scope.store, scope.ownerUserId, lease.operationId);
-  if (!row || row.status !== 'running' || row.lease_token !== lease.leaseToken) throw new LeaseLostError(lease.operationId);
-  return row.cancel_requested_at !== null;
+  const state = await recheckGroupOf(scope.store).submit(lease);
+  if (state === 'lost') throw new LeaseLostError(lease.operationId);
+  return state === 'cancel_requested';
+}
+
+/** What a recheck found: the lease is gone, or it holds and a cancel is (not) requested. */
+type LeaseState = 'lost' | 'cancel_requested' | 'live';
+
+/** The lease state of each lease, read in one statement (owner-scoped per lease). */
+async function leaseStatesOf(store: Store, leases: readonly ClaimedOperation[]): Promise<LeaseState[]> {
+  const rows = await findLeaseStates(store, leases.map((lease) => ({ id: lease.operationId, ownerUserId: lease.ownerUserId })));
+  return leases.map((lease) => {
+    const row = rows.find((r) => r.id === lease.operationId && r.owner_user_id === lease.ownerUserId);
+    if (!row || row.status !== 'running' || row.lease_token !== lease.leaseToken) return 'lost';
+    return row.cancel_requested_at !== null ? 'cancel_requested' : 'live';
+  });
+}
+
+/** Per store: pre-run rechecks read in groups (see {@link cancelRequestedUnderLease}). */
+const recheckGroups = new WeakMap<Store, GroupCommit<ClaimedOperation, LeaseState>>();
+
+function recheckGroupOf(store: Store): GroupCommit<ClaimedOperation, LeaseState> {
+  let group = recheckGroups.get(store);
+  if (!group) {
+    group = new GroupCommit<ClaimedOperation, LeaseState>(
+      (leases) => leaseStatesOf(store, leases),
+      async (lease) => (await leaseStatesOf(store, [lease]))[0] as LeaseState,
+      { maxConcurrent: 2 },
+    );
+    recheckGroups.set(store, group);
+  }
+  return group;
 }
 
 function validateProgress(progress: Progress): void {

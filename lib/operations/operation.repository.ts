@@ -83,6 +83,22 @@ export async function findOwnedOperation(ctx: DbContext, ownerUserId: string, id
   return ctx.db.selectFrom('operations').selectAll().where('id', '=', id).where('owner_user_id', '=', ownerUserId).executeTakeFirst();
 }
 
+/** What {@link findLeaseStates} reads of an operation: enough to tell whether a lease still holds it. */
+export type LeaseStateRow = Pick<OperationRow, 'id' | 'owner_user_id' | 'status' | 'lease_token' | 'cancel_requested_at'>;
+
+/**
+ * The lease state of several operations, each looked up by id **and** its owner (DESIGN §3: every query of an owner
+ * scope filters by owner), in one statement. Operations that are not there, or not that owner's, are left out.
+ */
+export async function findLeaseStates(ctx: DbContext, keys: readonly { readonly id: string; readonly ownerUserId: string }[]): Promise<LeaseStateRow[]> {
+  if (keys.length === 0) return [];
+  return ctx.db
+    .selectFrom('operations')
+    .select(['id', 'owner_user_id', 'status', 'lease_token', 'cancel_requested_at'])
+    .where((eb) => eb.or(keys.map((key) => eb.and([eb('id', '=', key.id), eb('owner_user_id', '=', key.ownerUserId)]))))
+    .execute();
+}
+
 /** The owner's newest active operation of `taskType` on one subject, if any (DESIGN §7: producers reuse active work). */
 export async function findActiveForSubject(
   ctx: DbContext,

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../lib/errors.js';
 import { admitOperation } from '../../lib/operations/admit-operation.js';
 import { claimNextOperation, enterOwnerScope, type ClaimedOperation } from '../../lib/operations/claim-operation.js';
-import { completeOperation } from '../../lib/operations/lease-operations.js';
+import { cancelRequestedUnderLease, completeOperation } from '../../lib/operations/lease-operations.js';
+import { cancelOperation } from '../../lib/operations/owner-commands.js';
 import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
 import { expectCapacityMatchesActive, heldSlots } from '../support/capacity-invariant.js';
 import { testDeps } from '../support/fixtures.js';
@@ -109,5 +110,18 @@ describe.each(DIALECTS)('claims and completions made together on %s', (dialect) 
     // the lease that was not lost still completes
     await complete(lost);
     expect((await rowsOf([lost.operationId]))[0]?.status).toBe('succeeded');
+  });
+
+  it.skipIf(skip)('pre-run rechecks read together still answer each lease on its own: live, cancel requested, or lost', async () => {
+    const claims = await claimMany(6);
+    for (const claim of [claims[2], claims[4]] as ClaimedOperation[]) await cancelOperation(new OwnerScope(t.store, claim.ownerUserId), claim.operationId);
+    const stale = { ...(claims[5] as ClaimedOperation), leaseToken: 'f'.repeat(64) };
+    const asked = [...claims.slice(0, 5), stale];
+    const outcomes = await Promise.all(
+      asked.map((claim) =>
+        cancelRequestedUnderLease(enterOwnerScope(new WorkerScope(t.store), claim), claim).then(String, (error: unknown) => (error instanceof LeaseLostError ? 'lease_lost' : String(error))),
+      ),
+    );
+    expect(outcomes).toEqual(['false', 'false', 'true', 'false', 'true', 'lease_lost']);
   });
 });
