@@ -37,18 +37,12 @@ export async function insertMissingSlots(ctx: DbContext, poolKey: string, from: 
  * or above a lowered limit are never handed out again), locked with `FOR UPDATE SKIP LOCKED` on MariaDB so concurrent
  * reservers take different slots.
  *
- * On MariaDB the statement names its index (`FORCE INDEX (capacity_slots_free_idx)`: pool, holder, slot): left to
- * itself the optimizer often walks the primary key from slot 0 of the pool (`ref` on `pool_key` alone, the slot range
- * only filtered), reading every held slot before `from` — measured at 1,000 rows per reservation in a busy pool,
- * against 1 through the free-slot index.
+ * MariaDB reads it through the primary key, whose rows `SKIP LOCKED` skips without waiting. (Naming the free-slot index
+ * instead reads one entry rather than walking held slots, but `SKIP LOCKED` through that secondary index still waited
+ * for locks — MySQL bug #111637 — and brought lock waits and deadlocks back to concurrent claims; callers start at a
+ * random `from` so the walk stays short.)
  */
 export async function selectFreeSlot(ctx: TxContext, poolKey: string, range: { readonly from: number; readonly below: number }, skipLocked: boolean): Promise<number | undefined> {
-  if (skipLocked) {
-    const { rows } = await sql<{ slot_no: number }>`SELECT slot_no FROM capacity_slots FORCE INDEX (capacity_slots_free_idx)
-      WHERE pool_key = ${poolKey} AND operation_id IS NULL AND slot_no >= ${range.from} AND slot_no < ${range.below}
-      ORDER BY slot_no LIMIT 1 FOR UPDATE SKIP LOCKED`.execute(ctx.db);
-    return rows[0]?.slot_no;
-  }
   const select = ctx.db
     .selectFrom('capacity_slots')
     .select('slot_no')
@@ -58,7 +52,7 @@ export async function selectFreeSlot(ctx: TxContext, poolKey: string, range: { r
     .where('slot_no', '<', range.below)
     .orderBy('slot_no')
     .limit(1);
-  return (await select.executeTakeFirst())?.slot_no;
+  return (await (skipLocked ? select.forUpdate().skipLocked() : select).executeTakeFirst())?.slot_no;
 }
 
 /** Gives a free slot to `operationId`; guarded by the slot still being free. Returns rows changed (0 or 1). */

@@ -1,3 +1,9 @@
+/**
+ * What `together` answers for an item it left out of its transaction (say, a row another transaction holds): the item
+ * is then committed `alone`, after the group.
+ */
+export const GO_ALONE: unique symbol = Symbol('GO_ALONE');
+
 /** One submitted item and its caller's promise. */
 interface Waiting<T, R> {
   readonly item: T;
@@ -16,13 +22,14 @@ interface Waiting<T, R> {
  *                                                        └─ throws: alone(b), alone(c), each with its own outcome
  * ```
  * `together` must be all-or-nothing (one transaction that throws when any item cannot go as the others do) and
- * answers one result per item, in order; when it throws, for any reason, every item of the group is retried with
- * `alone`, and each caller gets the outcome of its own item. So a caller sees what `alone(item)` would have given it.
+ * answers one result per item, in order — or {@link GO_ALONE} for an item it left out, which then goes `alone`; when
+ * it throws, for any reason, every item of the group is retried with `alone`, and each caller gets the outcome of its
+ * own item. So a caller sees what `alone(item)` would have given it.
  * At most `maxConcurrent` groups are being committed at a time per instance (default 1). The same holds for reads:
  * `together` may be one statement reading for every item.
  */
 export class GroupCommit<T, R = void> {
-  readonly #together: (items: readonly T[]) => Promise<readonly R[]>;
+  readonly #together: (items: readonly T[]) => Promise<readonly (R | typeof GO_ALONE)[]>;
   readonly #alone: (item: T) => Promise<R>;
   readonly #maxGroup: number;
   readonly #maxConcurrent: number;
@@ -30,15 +37,15 @@ export class GroupCommit<T, R = void> {
   #draining = 0;
 
   /**
-   * @param together commits a group of two or more items in one transaction and answers each item's result, in
-   * order, or throws having changed nothing.
+   * @param together commits a group of two or more items in one transaction and answers each item's result (or
+   * {@link GO_ALONE}), in order, or throws having changed nothing.
    * @param alone commits one item; its result (or error) is the caller's.
    * @param options `maxGroup`: most items per group (default 32); `maxConcurrent`: most groups being committed at
    * once (default 1) — more lets an item that arrives while a slow group commits start at once, at the price of
    * smaller groups.
    */
   constructor(
-    together: (items: readonly T[]) => Promise<readonly R[]>,
+    together: (items: readonly T[]) => Promise<readonly (R | typeof GO_ALONE)[]>,
     alone: (item: T) => Promise<R>,
     options: { readonly maxGroup?: number; readonly maxConcurrent?: number } = {},
   ) {
@@ -66,20 +73,25 @@ export class GroupCommit<T, R = void> {
   }
 
   async #commit(group: readonly Waiting<T, R>[]): Promise<void> {
+    let alone = group;
     if (group.length > 1) {
-      let results: readonly R[] | undefined;
+      let results: readonly (R | typeof GO_ALONE)[] | undefined;
       try {
         results = await this.#together(group.map((waiting) => waiting.item));
       } catch {
         // Some item cannot go as the others do (or the group failed as a whole): each goes alone, below.
       }
       if (results) {
-        group.forEach((waiting, i) => waiting.resolve(results[i] as R));
-        return;
+        alone = [];
+        group.forEach((waiting, i) => {
+          const result = results[i] as R | typeof GO_ALONE;
+          if (result === GO_ALONE) (alone as Waiting<T, R>[]).push(waiting);
+          else waiting.resolve(result);
+        });
       }
     }
     await Promise.all(
-      group.map(async (waiting) => {
+      alone.map(async (waiting) => {
         try {
           waiting.resolve(await this.#alone(waiting.item));
         } catch (error) {

@@ -1,13 +1,13 @@
 import { releaseCapacity } from '../capacity/capacity.js';
 import { LeaseLostError, ScopeViolationError, ValidationError } from '../errors.js';
-import { GroupCommit } from '../db/group-commit.js';
+import { GO_ALONE, GroupCommit } from '../db/group-commit.js';
 import type { Store } from '../db/store.js';
 import { inTransaction } from '../db/transaction.js';
 import type { ClaimedOperation } from './claim-operation.js';
 import { FailureCode, type FailureCode as FailureCodeValue } from './failure-code.js';
 import { FieldLimits, truncate } from './field-limits.js';
 import { insertTerminalNotifications } from './notification.repository.js';
-import { findLeaseStates, findOwnedOperation, updateManyUnderLease, updateUnderLease } from './operation.repository.js';
+import { findLeaseStates, findOwnedOperation, lockLiveLeases, updateManyUnderLease, updateUnderLease } from './operation.repository.js';
 import type { OperationStatus } from './operation-status.js';
 import type { TaskCompletion } from '../tasks/task-definition.js';
 import { assertOwnerScope, type OwnerScope } from './scopes.js';
@@ -138,23 +138,28 @@ interface PendingCompletion {
   readonly lease: ClaimedOperation;
 }
 
-/** Thrown inside a group's transaction when some lease of it is lost: the group rolls back and each goes alone. */
+/** Thrown inside a group's transaction when a lease it locked did not update: the group rolls back, each goes alone. */
 class GroupLeaseLost extends Error {}
 
 /**
- * `running → succeeded` for several operations in one transaction: one guarded UPDATE, their notifications and the
- * release of their capacity, all or nothing — if any lease is lost, nothing changes ({@link GroupLeaseLost}).
+ * `running → succeeded` for several operations in one transaction: their rows whose lease holds are locked first
+ * (`SKIP LOCKED`: a row another transaction holds is never waited for — that completion goes alone, after the group,
+ * and so does one whose lease is lost, to get its own {@link LeaseLostError}); then one guarded UPDATE, their
+ * notifications and the release of their capacity, all or nothing.
  */
-async function finishSucceededTogether(group: readonly PendingCompletion[]): Promise<void[]> {
+async function finishSucceededTogether(group: readonly PendingCompletion[]): Promise<(void | typeof GO_ALONE)[]> {
   const store = (group[0] as PendingCompletion).scope.store;
-  const leases = group.map((pending) => pending.lease);
-  await inTransaction(store, async (tx) => {
-    if ((await updateManyUnderLease(tx, leases, terminalChanges('succeeded', null))) !== leases.length) throw new GroupLeaseLost();
-    const ids = leases.map((lease) => lease.operationId);
-    await insertTerminalNotifications(tx, ids);
-    await releaseCapacity(tx, ids, 'all');
+  return inTransaction(store, async (tx) => {
+    const held = new Set(await lockLiveLeases(tx, group.map((pending) => pending.lease), store.caps.skipLocked));
+    const leases = group.map((pending) => pending.lease).filter((lease) => held.has(lease.operationId));
+    if (leases.length > 0) {
+      if ((await updateManyUnderLease(tx, leases, terminalChanges('succeeded', null))) !== leases.length) throw new GroupLeaseLost();
+      const ids = leases.map((lease) => lease.operationId);
+      await insertTerminalNotifications(tx, ids);
+      await releaseCapacity(tx, ids, 'all');
+    }
+    return group.map((pending) => (held.has(pending.lease.operationId) ? undefined : GO_ALONE));
   });
-  return group.map(() => undefined);
 }
 
 /** Per store: completions without a published result commit in groups (see {@link completeOperation}). */
@@ -190,8 +195,9 @@ async function finishCancelledIfRequested(scope: OwnerScope, lease: ClaimedOpera
  * Completions without a published result go through a per-store {@link GroupCommit}: those arriving while another
  * completion of this process is committing share the next transaction (one guarded UPDATE for all, their
  * notifications, their capacity), so under load a completion costs a fraction of a transaction (issue 7). The outcome
- * is each operation's own: a group in which any lease is lost rolls back and each completes alone, so a lost lease
- * still throws only for its own operation. A lone completion goes at once.
+ * is each operation's own: the group first locks its rows whose lease holds with `SKIP LOCKED`, so it never waits on a
+ * row another transaction holds; a completion whose lease is lost or whose row is held elsewhere completes alone, after
+ * the group, and a lost lease throws only for its own operation. A lone completion goes at once.
  * @throws {LeaseLostError} when the lease is gone; nothing changed and nothing was published.
  * @throws whatever `completion.publish` throws; nothing changed.
  */

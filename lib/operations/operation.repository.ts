@@ -260,6 +260,25 @@ export async function updateUnderLease(
 }
 
 /**
+ * Of the listed leases, the operations whose lease still holds (same id, owner and token, `running`, not expired on the
+ * database clock), locked `FOR UPDATE SKIP LOCKED` on MariaDB: a row another transaction holds is left out rather than
+ * waited for. Returns their ids.
+ */
+export async function lockLiveLeases(ctx: TxContext, leases: readonly LeaseKey[], skipLocked: boolean): Promise<string[]> {
+  if (leases.length === 0) return [];
+  const now = ctx.timeAt();
+  const select = ctx.db
+    .selectFrom('operations')
+    .select('id')
+    .where((eb) =>
+      eb.or(leases.map((lease) => eb.and([eb('id', '=', lease.operationId), eb('owner_user_id', '=', lease.ownerUserId), eb('lease_token', '=', lease.leaseToken)]))),
+    )
+    .where('status', '=', 'running')
+    .where('lease_expires_at', '>', now);
+  return (await (skipLocked ? select.forUpdate().skipLocked() : select).execute()).map((row) => row.id);
+}
+
+/**
  * {@link updateUnderLease} for several leases in one statement: the same `changes` to every listed operation whose
  * lease is live, each guarded on its own id, owner and token. Returns rows changed: fewer than `leases.length` means
  * some lease was lost, and the count does not say which (the caller rolls back and goes one by one).

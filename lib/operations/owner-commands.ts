@@ -4,7 +4,6 @@ import { silentLogger } from '../logger.js';
 import { recordLifecycle, type Telemetry } from '../observability/lifecycle-events.js';
 import { noopMetrics } from '../observability/metrics.js';
 import { isEntitled, loadOwnerSettings } from '../owners/owner-settings.js';
-import type { TxContext } from '../db/database.js';
 import { inTransaction } from '../db/transaction.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
 import { sendWakeup, type AdmissionDeps } from './admit-operation.js';
@@ -102,7 +101,7 @@ export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unk
     const pools = await prepareAdmissionPools(scope.store, deps.capacity, row.task_type, scope.ownerUserId, settings.plan);
     let changed: number;
     try {
-      changed = await requeue(scope, deps, row, async (tx) => {
+      changed = await inTransaction(scope.store, async (tx) => {
         if (task.exclusiveSubject) {
           const subject = { type: row.subject_type, id: row.subject_id };
           await assertSubjectFree(tx, task.exclusiveSubject, { ownerUserId: scope.ownerUserId, taskType: row.task_type, subject, rowLocks: scope.store.caps.rowLocks });
@@ -132,8 +131,11 @@ export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unk
         return n;
       });
     } catch (error) {
-      // "Full" from a pool whose rows vanished since this process last saw them: re-create them and try again.
-      if (error instanceof CapacityExhaustedError && (await restoreMissingPools(scope.store, pools))) continue;
+      if (error instanceof CapacityExhaustedError) {
+        // "Full" from a pool whose rows vanished since this process last saw them: re-create them and try again.
+        if (await restoreMissingPools(scope.store, pools)) continue;
+        recordLifecycle(deps, { event: 'capacity_rejected', operationId: row.id, taskType: row.task_type, pool: error.pool });
+      }
       throw error;
     }
     if (changed === 1) {
@@ -143,18 +145,6 @@ export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unk
     }
   }
   throw new InvalidTransitionError(String(id), 'changing', 'owner_retry');
-}
-
-/** Runs the retry's transaction; a full pool is recorded as `capacity_rejected` before the error goes on. */
-async function requeue(scope: OwnerScope, deps: RetryDeps, row: OperationRow, write: (tx: TxContext) => Promise<number>): Promise<number> {
-  try {
-    return await inTransaction(scope.store, write);
-  } catch (error) {
-    if (error instanceof CapacityExhaustedError) {
-      recordLifecycle(deps, { event: 'capacity_rejected', operationId: row.id, taskType: row.task_type, pool: error.pool });
-    }
-    throw error;
-  }
 }
 
 async function reread(scope: OwnerScope, id: string): Promise<OperationRow> {

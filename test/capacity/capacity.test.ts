@@ -11,6 +11,7 @@ import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';
 import { processWakeup } from '../../lib/worker/worker-handler.js';
 import { expectCapacityMatchesActive, heldSlots } from '../support/capacity-invariant.js';
 import { testDeps } from '../support/fixtures.js';
+import { RecordingLogger } from '../support/recording-observability.js';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
 
 describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
@@ -168,8 +169,11 @@ describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
     const { operation } = await admit(alice);
     await cancelOperation(alice, operation.id);
     await t.store.db.deleteFrom('capacity_slots').execute();
-    expect((await retryOperation(alice, deps, operation.id)).status).toBe('queued');
+    const logger = new RecordingLogger();
+    expect((await retryOperation(alice, { ...deps, logger }, operation.id)).status).toBe('queued');
     expect(await heldSlots(t.store, 'owner:')).toBe(1);
+    // the re-created pool was not full: no capacity_rejected line for a retry that went through
+    expect(logger.lines.map((line) => line.fields.event)).toEqual(['owner_retried']);
     await expectCapacityMatchesActive(t.store);
   });
 

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { GroupCommit } from '../../lib/db/group-commit.js';
+import { GO_ALONE, GroupCommit } from '../../lib/db/group-commit.js';
 
 /** A GroupCommit whose commits are recorded and held open until the test lets them finish. */
-function recorder(options: { failTogetherWhen?: (items: readonly string[]) => boolean; failAlone?: string; maxGroup?: number; maxConcurrent?: number } = {}) {
+function recorder(
+  options: { failTogetherWhen?: (items: readonly string[]) => boolean; failAlone?: string; leaveOut?: string; maxGroup?: number; maxConcurrent?: number } = {},
+) {
   const commits: { kind: 'together' | 'alone'; items: readonly string[] }[] = [];
   const open: (() => void)[] = [];
   const hold = () => new Promise<void>((resolve) => open.push(resolve));
@@ -11,7 +13,7 @@ function recorder(options: { failTogetherWhen?: (items: readonly string[]) => bo
       commits.push({ kind: 'together', items });
       await hold();
       if (options.failTogetherWhen?.(items)) throw new Error('group refused');
-      return items.map((item) => `${item}+`);
+      return items.map((item) => (item === options.leaveOut ? GO_ALONE : `${item}+`));
     },
     async (item) => {
       commits.push({ kind: 'alone', items: [item] });
@@ -73,5 +75,13 @@ describe('GroupCommit', () => {
     await releaseAll();
     await Promise.all(all);
     expect(commits.map((c) => c.items.join(''))).toEqual(['a', 'b', 'cd']);
+  });
+
+  it('an item the group leaves out (GO_ALONE) is committed alone after it; the others keep the group\'s results', async () => {
+    const { group, commits, releaseAll } = recorder({ leaveOut: 'c' });
+    const all = ['a', 'b', 'c', 'd'].map((item) => group.submit(item));
+    await releaseAll();
+    expect(await Promise.all(all)).toEqual(['a!', 'b+', 'c!', 'd+']);
+    expect(commits.map((c) => `${c.kind}:${c.items.join('')}`)).toEqual(['alone:a', 'together:bcd', 'alone:c']);
   });
 });

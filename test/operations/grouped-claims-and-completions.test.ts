@@ -124,4 +124,30 @@ describe.each(DIALECTS)('claims and completions made together on %s', (dialect) 
     );
     expect(outcomes).toEqual(['false', 'false', 'true', 'false', 'true', 'lease_lost']);
   });
+
+  it.skipIf(skip || dialect !== 'mariadb')('a completion group never waits on a row another transaction holds: that one completes alone, later', async () => {
+    const claims = await claimMany(6);
+    const busy = claims[3] as ClaimedOperation;
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked = () => {};
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+    const holder = t.store.db.transaction().execute(async (trx) => {
+      await trx.selectFrom('operations').select('id').where('id', '=', busy.operationId).forUpdate().execute();
+      locked();
+      await released;
+    });
+    await lockTaken;
+    // the first two go alone at once; the busy one is in the group of the last four
+    const completions = claims.map((claim) => ({ claim, done: complete(claim) }));
+    const busyDone = completions.find((c) => c.claim === busy)?.done;
+    // every other completion commits while the row is still held (were the group waiting on it, this would hang)
+    await Promise.all(completions.filter((c) => c.claim !== busy).map((c) => c.done));
+    expect((await rowsOf([busy.operationId]))[0]?.status).toBe('running');
+    release();
+    await holder;
+    await busyDone;
+    expect((await rowsOf([busy.operationId]))[0]?.status).toBe('succeeded');
+    expect(await notificationsPer(claims.map((claim) => claim.operationId))).toEqual(claims.map(() => 1));
+  });
 });
