@@ -1,4 +1,4 @@
-import type { Insertable, Selectable, UpdateObject } from 'kysely';
+import type { ExpressionBuilder, Insertable, Selectable, UpdateObject } from 'kysely';
 import type { Database, DbContext, OperationsTable, TxContext } from '../db/database.js';
 import { ACTIVE_STATUSES, CLAIMABLE_STATUSES, WAITING_STATUSES, type OperationStatus } from './operation-status.js';
 
@@ -259,6 +259,12 @@ export async function updateUnderLease(
   return updateManyUnderLease(ctx, [lease], changes, requireCancelRequested);
 }
 
+/** `(id, owner, token)` of any of the leases: the key a worker writes under (DESIGN §3), for one or many leases. */
+function anyOfLeases(leases: readonly LeaseKey[]) {
+  return (eb: ExpressionBuilder<Database, 'operations'>) =>
+    eb.or(leases.map((lease) => eb.and([eb('id', '=', lease.operationId), eb('owner_user_id', '=', lease.ownerUserId), eb('lease_token', '=', lease.leaseToken)])));
+}
+
 /**
  * Of the listed leases, the operations whose lease still holds (same id, owner and token, `running`, not expired on the
  * database clock), locked `FOR UPDATE SKIP LOCKED` on MariaDB: a row another transaction holds is left out rather than
@@ -270,9 +276,7 @@ export async function lockLiveLeases(ctx: TxContext, leases: readonly LeaseKey[]
   const select = ctx.db
     .selectFrom('operations')
     .select('id')
-    .where((eb) =>
-      eb.or(leases.map((lease) => eb.and([eb('id', '=', lease.operationId), eb('owner_user_id', '=', lease.ownerUserId), eb('lease_token', '=', lease.leaseToken)]))),
-    )
+    .where(anyOfLeases(leases))
     .where('status', '=', 'running')
     .where('lease_expires_at', '>', now);
   return (await (skipLocked ? select.forUpdate().skipLocked() : select).execute()).map((row) => row.id);
@@ -294,9 +298,7 @@ export async function updateManyUnderLease(
   let update = ctx.db
     .updateTable('operations')
     .set({ ...changes(now), updated_at: now })
-    .where((eb) =>
-      eb.or(leases.map((lease) => eb.and([eb('id', '=', lease.operationId), eb('owner_user_id', '=', lease.ownerUserId), eb('lease_token', '=', lease.leaseToken)]))),
-    )
+    .where(anyOfLeases(leases))
     .where('status', '=', 'running')
     .where('lease_expires_at', '>', now);
   if (requireCancelRequested) update = update.where('cancel_requested_at', 'is not', null);
