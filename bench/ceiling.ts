@@ -1,9 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { createPool } from 'mysql2/promise';
 import type { Cleanups } from './cleanups.js';
 import { cpuWindow, type CpuPerOp } from './cpu.js';
-import { CommitCounter } from './mariadb.js';
+import { benchPool, CommitCounter } from './mariadb.js';
 
 /** What {@link runCeiling} measured. */
 export interface CeilingResult {
@@ -29,15 +28,7 @@ export async function runCeiling(
   databaseUrl: string,
   options: { concurrency: number; durationMs: number; serverUrl: string; cleanups?: Cleanups },
 ): Promise<CeilingResult> {
-  const url = new URL(databaseUrl);
-  const pool = createPool({
-    host: url.hostname,
-    port: Number(url.port || 3306),
-    user: decodeURIComponent(url.username || 'root'),
-    password: decodeURIComponent(url.password),
-    database: decodeURIComponent(url.pathname.slice(1)),
-    connectionLimit: options.concurrency,
-  });
+  const pool = benchPool(databaseUrl, options.concurrency);
   const counter = await CommitCounter.open(options.serverUrl, options.cleanups);
   try {
     await pool.query('CREATE TABLE bench_ceiling (id INT PRIMARY KEY, n BIGINT NOT NULL) ENGINE=InnoDB');

@@ -19,6 +19,7 @@ import {
   type Logger,
   type RunOutcome,
   type Store,
+  type WakeupMessage,
   type WorkerDeps,
 } from '../lib/index.js';
 import type { Cleanups } from './cleanups.js';
@@ -36,6 +37,11 @@ export interface DurableOpsOptions {
   readonly ops: number;
   readonly owners: number;
   readonly admitters: number;
+  /**
+   * Wake-up messages one worker invocation receives at most (the event source mapping's `batchSize`: the deployment's
+   * `workerBatchSize`, 10); each receive returns what is waiting, without a batching window.
+   */
+  readonly sqsBatchSize: number;
   readonly workers: number;
   /** Give up (and count the rest as lost) after this many ms. */
   readonly timeoutMs: number;
@@ -214,35 +220,41 @@ export async function runDurableOps(options: DurableOpsOptions): Promise<Durable
         admissionMs.push(performance.now() - t0);
       }
     };
+    /** Handles one wake-up message (null: a poll with none) as one record of the worker Lambda's batch. */
+    const handle = async (message: WakeupMessage | null) => {
+      const trace: Trace = { start: performance.now() };
+      let outcome: RunOutcome | 'idle';
+      try {
+        outcome = await traces.run(trace, () => processWakeup(workerDeps, () => 900_000));
+      } catch (error) {
+        // SQS would redeliver the message after its visibility timeout: put it back.
+        retriedErrors++;
+        errors.push(String(error));
+        if (message) queue.push(message);
+        return;
+      }
+      if (outcome === 'idle') {
+        idleWakeups++;
+        // No message and nothing claimable yet (a retry waiting for its time): don't spin.
+        if (message === null) await sleep(20);
+        return;
+      }
+      outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+      if (outcome === 'succeeded' || outcome === 'failed' || outcome === 'cancelled') terminal++;
+      if (outcome !== 'succeeded' || trace.claimed === undefined || trace.runStart === undefined || trace.runEnd === undefined || trace.succeeded === undefined) return;
+      lastCompletion = Math.max(lastCompletion, trace.succeeded);
+      claimMs.push(trace.claimed - trace.start);
+      prepareMs.push(trace.runStart - trace.claimed);
+      completeMs.push(trace.succeeded - trace.runEnd);
+      totalMs.push(performance.now() - trace.start);
+    };
     const worker = async () => {
       while (terminal < target && performance.now() < deadline) {
-        const message = await queue.take(50);
-        if (message === null && !admissionDone) continue;
-        const trace: Trace = { start: performance.now() };
-        let outcome: RunOutcome | 'idle';
-        try {
-          outcome = await traces.run(trace, () => processWakeup(workerDeps, () => 900_000));
-        } catch (error) {
-          // SQS would redeliver the message after its visibility timeout: put it back.
-          retriedErrors++;
-          errors.push(String(error));
-          if (message) queue.push(message);
-          continue;
-        }
-        if (outcome === 'idle') {
-          idleWakeups++;
-          // No message and nothing claimable yet (a retry waiting for its time): don't spin.
-          if (message === null) await sleep(20);
-          continue;
-        }
-        outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
-        if (outcome === 'succeeded' || outcome === 'failed' || outcome === 'cancelled') terminal++;
-        if (outcome !== 'succeeded' || trace.claimed === undefined || trace.runStart === undefined || trace.runEnd === undefined || trace.succeeded === undefined) continue;
-        lastCompletion = Math.max(lastCompletion, trace.succeeded);
-        claimMs.push(trace.claimed - trace.start);
-        prepareMs.push(trace.runStart - trace.claimed);
-        completeMs.push(trace.succeeded - trace.runEnd);
-        totalMs.push(performance.now() - trace.start);
+        const batch = await queue.takeBatch(options.sqsBatchSize, 50);
+        if (batch.length === 0 && !admissionDone) continue;
+        // As `createWorkerHandler` does with an SQS event: the records of one batch are handled concurrently. Once
+        // admission is done, an empty receive still polls once, for operations whose message was put back.
+        await Promise.all(batch.length > 0 ? batch.map(handle) : [handle(null)]);
       }
     };
     const workersDone = Promise.all(Array.from({ length: options.workers }, worker));

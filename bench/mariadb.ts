@@ -1,4 +1,4 @@
-import { createConnection, type Connection } from 'mysql2/promise';
+import { createConnection, createPool, type Connection, type Pool, type PoolOptions } from 'mysql2/promise';
 import { isAlive, noCleanups, type Cleanups } from './cleanups.js';
 
 /** The MariaDB the benchmark uses when `DATABASE_URL` is not a `mysql://` URL (the test suite's default). */
@@ -19,19 +19,24 @@ export function mariadbServerUrl(databaseUrl: string | undefined = process.env.D
   return url.toString();
 }
 
+/** Host, port and credentials of a `mysql://` URL, as mysql2 options. */
+function serverOf(mysqlUrl: string): { host: string; port: number; user: string; password: string } {
+  const url = new URL(mysqlUrl);
+  return { host: url.hostname, port: Number(url.port || 3306), user: decodeURIComponent(url.username || 'root'), password: decodeURIComponent(url.password) };
+}
+
 /** Opens one connection to the server of `serverUrl`, optionally on `database`. */
 export function connect(serverUrl: string, database?: string): Promise<Connection> {
-  const url = new URL(serverUrl);
-  return createConnection({
-    host: url.hostname,
-    port: Number(url.port || 3306),
-    user: decodeURIComponent(url.username || 'root'),
-    password: decodeURIComponent(url.password),
-    ...(database ? { database } : {}),
-    timezone: 'Z',
-    dateStrings: true,
-    multipleStatements: false,
-  });
+  return createConnection({ ...serverOf(serverUrl), ...(database ? { database } : {}), timezone: 'Z', dateStrings: true, multipleStatements: false });
+}
+
+/**
+ * A mysql2 promise pool of `connectionLimit` connections on the database of `databaseUrl` (`mysql://…/<database>`),
+ * with `extra` driver options.
+ */
+export function benchPool(databaseUrl: string, connectionLimit: number, extra: PoolOptions = {}): Pool {
+  const database = decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
+  return createPool({ ...serverOf(databaseUrl), database, connectionLimit, ...extra });
 }
 
 /** Runs one statement on a fresh connection and returns its rows. */

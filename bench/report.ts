@@ -2,6 +2,7 @@ import type { BullmqResult } from './bullmq.js';
 import type { CeilingResult } from './ceiling.js';
 import type { CpuShare } from './cpu.js';
 import type { DurableOpsResult } from './durable-ops.js';
+import type { FloorResult } from './floor.js';
 import type { HistoryCostResult } from './history-cost.js';
 import type { Machine } from './machine.js';
 import type { PgBossResult } from './pg-boss.js';
@@ -14,6 +15,11 @@ export interface BenchSettings {
   readonly owners: number;
   /** Admitters / producers, and workers (durable-ops, pg-boss) or the BullMQ worker's concurrency. */
   readonly concurrency: number;
+  /**
+   * Wake-up messages a durable-ops worker receives at most per invocation, handled concurrently (the worker Lambda's
+   * SQS `batchSize`, `workerBatchSize` in serverless.yml); pg-boss's counterpart is its fetch batch size.
+   */
+  readonly sqsBatchSize: number;
   readonly ceilingSeconds: number;
   readonly historyRows: { readonly small: number; readonly large: number };
   readonly historyRounds: number;
@@ -30,6 +36,8 @@ export interface BenchResults {
   readonly phaseSeconds: Readonly<Record<string, number>>;
   readonly ceiling: CeilingResult | null;
   readonly durableOps: DurableOpsResult | null;
+  /** This design's statements on bare mysql2, same load (`bench/floor.ts`): the best the library could reach here. */
+  readonly floor: FloorResult | null;
   readonly pgBoss: readonly PgBossResult[];
   readonly bullmq: BullmqResult | null;
   readonly historyCost: HistoryCostResult | null;
@@ -57,6 +65,12 @@ export interface Headline {
   readonly ratioToPgBoss: number;
   readonly ratioToCeiling: number;
   readonly bullmqRatio: number;
+  /** The design floor's operations/s (see {@link BenchResults.floor}). */
+  readonly floorOpsPerSec: number;
+  /** Design floor ÷ pg-boss's best: what target 1a's ratio could at most be with this design on this machine. */
+  readonly floorRatioToPgBoss: number;
+  /** durable-ops ÷ the design floor: the share of the design's own speed the library keeps. */
+  readonly ratioToFloor: number;
   readonly admissionP50Ms: number;
   readonly admissionP99Ms: number;
   readonly claimP50Ms: number;
@@ -85,10 +99,11 @@ export interface TargetCheck {
 const NOISY_SHARE = 0.15;
 
 /** Every problem a run found: failed phases, lost or duplicated work, failed checks, full scans. */
-export function problemsOf(results: Pick<BenchResults, 'failures' | 'durableOps' | 'pgBoss' | 'bullmq' | 'historyCost'>): string[] {
+export function problemsOf(results: Pick<BenchResults, 'failures' | 'durableOps' | 'floor' | 'pgBoss' | 'bullmq' | 'historyCost'>): string[] {
   return [
     ...results.failures,
     ...(results.durableOps?.problems ?? []).map((p) => `durable-ops: ${p}`),
+    ...(results.floor?.problems ?? []).map((p) => `design floor: ${p}`),
     ...results.pgBoss.flatMap((r) => r.problems.map((p) => `pg-boss batch ${r.batchSize}: ${p}`)),
     ...(results.bullmq?.problems ?? []).map((p) => `BullMQ: ${p}`),
     ...(results.historyCost?.problems ?? []).map((p) => `history cost: ${p}`),
@@ -96,7 +111,7 @@ export function problemsOf(results: Pick<BenchResults, 'failures' | 'durableOps'
 }
 
 /** The headline figures of a run's results. */
-export function headlineOf(results: Pick<BenchResults, 'settings' | 'failures' | 'ceiling' | 'durableOps' | 'pgBoss' | 'bullmq' | 'historyCost'>): Headline {
+export function headlineOf(results: Pick<BenchResults, 'settings' | 'failures' | 'ceiling' | 'durableOps' | 'floor' | 'pgBoss' | 'bullmq' | 'historyCost'>): Headline {
   const nan = Number.NaN;
   const d = results.durableOps;
   const batch = (size: number) => results.pgBoss.find((r) => r.batchSize === size)?.opsPerSec ?? nan;
@@ -107,8 +122,10 @@ export function headlineOf(results: Pick<BenchResults, 'settings' | 'failures' |
   const ceilingUpdates = results.ceiling?.updatesPerSec ?? nan;
   const ceilingOps = ratio(ceilingUpdates, commitsPerOp);
   const bullmq = results.bullmq?.opsPerSec ?? nan;
-  const lost = (d?.check.lost ?? 0) + results.pgBoss.reduce((n, r) => n + r.lost, 0) + (results.bullmq?.lost ?? 0);
-  const doubleExecuted = (d?.check.doubleExecuted ?? 0) + results.pgBoss.reduce((n, r) => n + r.doubleExecuted, 0) + (results.bullmq?.doubleExecuted ?? 0);
+  const floor = results.floor?.opsPerSec ?? nan;
+  const lost = (d?.check.lost ?? 0) + (results.floor?.lost ?? 0) + results.pgBoss.reduce((n, r) => n + r.lost, 0) + (results.bullmq?.lost ?? 0);
+  const doubleExecuted =
+    (d?.check.doubleExecuted ?? 0) + (results.floor?.doubleExecuted ?? 0) + results.pgBoss.reduce((n, r) => n + r.doubleExecuted, 0) + (results.bullmq?.doubleExecuted ?? 0);
   return {
     endToEndOpsPerSec: round(endToEnd, 1),
     pgBossOpsPerSec: round(pgBossBest, 1),
@@ -122,6 +139,9 @@ export function headlineOf(results: Pick<BenchResults, 'settings' | 'failures' |
     ratioToPgBoss: round(ratio(endToEnd, pgBossBest), 3),
     ratioToCeiling: round(ratio(endToEnd, ceilingOps), 3),
     bullmqRatio: round(ratio(endToEnd, bullmq), 3),
+    floorOpsPerSec: round(floor, 1),
+    floorRatioToPgBoss: round(ratio(floor, pgBossBest), 3),
+    ratioToFloor: round(ratio(endToEnd, floor), 3),
     admissionP50Ms: round(d?.admission.p50 ?? nan, 2),
     admissionP99Ms: round(d?.admission.p99 ?? nan, 2),
     claimP50Ms: round(d?.phases.claim.p50 ?? nan, 2),
@@ -168,16 +188,17 @@ export function renderTable(r: BenchResults): string {
   const m = r.machine;
   const lostRow = [
     d ? `durable-ops ${d.check.lost}/${d.check.doubleExecuted}` : 'durable-ops n/a',
+    r.floor ? `design floor ${r.floor.lost}/${r.floor.doubleExecuted}` : 'design floor n/a',
     ...r.pgBoss.map((p) => `pg-boss b${p.batchSize} ${p.lost}/${p.doubleExecuted}`),
     r.bullmq ? `BullMQ ${r.bullmq.lost}/${r.bullmq.doubleExecuted}` : 'BullMQ n/a',
   ].join(', ');
   const hc = r.historyCost;
   const cpuOf = (name: string, c: { cpu: { benchMs: number; serverMs: number } } | null | undefined) =>
     c ? `${name} ${fmt(c.cpu.benchMs, 2)} / ${fmt(c.cpu.serverMs, 2)}` : `${name} n/a`;
-  const cpuRow = [cpuOf('durable-ops', d), ...r.pgBoss.map((p) => cpuOf(`pg-boss b${p.batchSize}`, p)), cpuOf('BullMQ', r.bullmq)].join(', ');
+  const cpuRow = [cpuOf('durable-ops', d), cpuOf('design floor', r.floor), ...r.pgBoss.map((p) => cpuOf(`pg-boss b${p.batchSize}`, p)), cpuOf('BullMQ', r.bullmq)].join(', ');
   const lines = [
     `durable-ops benchmark — ${r.settings.mode} run: N = ${fmt(r.settings.ops)} no-op operations, ${r.settings.owners} owners, ` +
-      `${r.settings.concurrency} admitters + ${r.settings.concurrency} workers; history ${fmt(r.settings.historyRows.small)} vs ${fmt(r.settings.historyRows.large)} rows`,
+      `${r.settings.concurrency} admitters + ${r.settings.concurrency} workers (durable-ops: SQS batches of up to ${r.settings.sqsBatchSize}); history ${fmt(r.settings.historyRows.small)} vs ${fmt(r.settings.historyRows.large)} rows`,
     `machine: ${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB; Node ${m.node}; MariaDB ${m.mariadb} (${m.mariadbSettings}); PostgreSQL ${m.postgresql}; Redis ${m.redis}`,
     '',
     '| figure | value |',
@@ -192,6 +213,8 @@ export function renderTable(r: BenchResults): string {
     `| ratio to pg-boss (best) | ${fmt(h.ratioToPgBoss, 2)}× |`,
     `| ratio to BullMQ | ${fmt(h.bullmqRatio, 2)}× |`,
     `| ratio to ceiling | ${fmt(h.ratioToCeiling, 2)}× |`,
+    `| design floor: the same statements on bare mysql2, full SQS batches | ${fmt(h.floorOpsPerSec)} ops/s = ${fmt(h.floorRatioToPgBoss, 2)}× pg-boss best; ` +
+      `durable-ops reaches ${fmt(h.ratioToFloor, 2)}× of it |`,
     hc
       ? `| history cost ${fmt(hc.large.historyRows)} ÷ ${fmt(hc.small.historyRows)} rows: claim / admission / sweep | ` +
         `${fmt(hc.ratios.claim, 2)}× / ${fmt(hc.ratios.admission, 2)}× / ${fmt(hc.ratios.sweep, 2)}× (worst ${fmt(h.historyCostRatio, 2)}×; ` +
@@ -257,6 +280,7 @@ export function renderTable(r: BenchResults): string {
   const windows: [string, CpuShare | undefined][] = [
     ['ceiling', r.ceiling?.cpu.share],
     ['durable-ops', d?.cpu.share],
+    ['design floor', r.floor?.cpu.share],
     ...r.pgBoss.map((p): [string, CpuShare] => [`pg-boss batch ${p.batchSize}`, p.cpu.share]),
     ['BullMQ', r.bullmq?.cpu.share],
     [`history cost, ${fmt(r.settings.historyRows.small)} rows`, hc?.small.cpu],
@@ -293,12 +317,13 @@ export function escapeXml(text: string): string {
 }
 
 /**
- * A hand-written SVG bar chart of operations per second: durable-ops end to end, pg-boss's best, BullMQ, and the
- * ceiling ÷ commits per operation. A bar that was not measured is drawn empty and labelled `n/a`.
+ * A hand-written SVG bar chart of operations per second: durable-ops end to end, the design floor, pg-boss's best,
+ * BullMQ, and the ceiling ÷ commits per operation. A bar that was not measured is drawn empty and labelled `n/a`.
  */
 export function renderSvg(h: Headline, caption: string): string {
   const bars = [
     { label: 'durable-ops', value: h.endToEndOpsPerSec, color: '#2b6cb0' },
+    { label: 'design floor', value: h.floorOpsPerSec, color: '#90cdf4' },
     { label: 'pg-boss (best)', value: h.pgBossOpsPerSec, color: '#718096' },
     { label: 'BullMQ (fsync always)', value: h.bullmqOpsPerSec, color: '#a0aec0' },
     { label: 'ceiling ÷ commits', value: h.ceilingOpsPerSec, color: '#cbd5e0' },

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_REDIS_URL, runBullmq } from './bullmq.js';
 import { runCeiling, type CeilingResult } from './ceiling.js';
 import { runDurableOps, type DurableOpsResult } from './durable-ops.js';
+import { runFloor, type FloorResult } from './floor.js';
 import { runHistoryCost } from './history-cost.js';
 import { localMachine } from './machine.js';
 import { benchDatabaseName, createBenchDatabase, dropStaleBenchDatabases, mariadbServerUrl, mariadbSettings, mariadbVersion } from './mariadb.js';
@@ -37,6 +38,7 @@ function parseArgs(argv: readonly string[]): BenchSettings {
     ops: ops ?? (quick ? 2_000 : 20_000),
     owners: 100,
     concurrency: 16,
+    sqsBatchSize: 10,
     ceilingSeconds: quick ? 3 : 10,
     historyRows: { small: 10_000, large: quick ? 100_000 : 1_000_000 },
     historyRounds: quick ? 100 : 200,
@@ -100,23 +102,33 @@ async function main(): Promise<number> {
   pending.set(`database ${database.name}`, () => database.drop());
   let ceiling: CeilingResult | null = null;
   let durableOps: DurableOpsResult | null = null;
+  // The durable-ops phase and its design floor run the same load, each in a database of its own.
+  const load = (databaseUrl: string) => ({
+    databaseUrl,
+    serverUrl,
+    ops: settings.ops,
+    owners: settings.owners,
+    admitters: settings.concurrency,
+    workers: settings.concurrency,
+    sqsBatchSize: settings.sqsBatchSize,
+    timeoutMs,
+    cleanups: pending,
+  });
   try {
     ceiling = await phase('ceiling', () => runCeiling(database.url, { serverUrl, concurrency: settings.concurrency, durationMs: settings.ceilingSeconds * 1000, cleanups: pending }));
-    durableOps = await phase('durable-ops', () =>
-      runDurableOps({
-        databaseUrl: database.url,
-        serverUrl,
-        ops: settings.ops,
-        owners: settings.owners,
-        admitters: settings.concurrency,
-        workers: settings.concurrency,
-        timeoutMs,
-        cleanups: pending,
-      }),
-    );
+    durableOps = await phase('durable-ops', () => runDurableOps(load(database.url)));
   } finally {
     await database.drop();
     pending.delete(`database ${database.name}`);
+  }
+  const floorDatabase = await createBenchDatabase(serverUrl, benchDatabaseName('floor'));
+  pending.set(`database ${floorDatabase.name}`, () => floorDatabase.drop());
+  let floor: FloorResult | null = null;
+  try {
+    floor = await phase('design floor', () => runFloor(load(floorDatabase.url)));
+  } finally {
+    await floorDatabase.drop();
+    pending.delete(`database ${floorDatabase.name}`);
   }
   const pgBoss: PgBossResult[] = [];
   for (const batchSize of [1, 50]) {
@@ -148,7 +160,7 @@ async function main(): Promise<number> {
   );
   const redis = await redisVersion(redisUrl).catch(() => 'unknown');
 
-  const partial = { settings, failures, ceiling, durableOps, pgBoss, bullmq, historyCost };
+  const partial = { settings, failures, ceiling, durableOps, floor, pgBoss, bullmq, historyCost };
   const headline = headlineOf(partial);
   const readme = readFileSync(join(repoRoot(), 'README.md'), 'utf8');
   const results: BenchResults = {

@@ -21,6 +21,18 @@ export class WakeupQueue {
     else this.#items.push(message);
   }
 
+  /**
+   * Up to `max` messages, as an SQS receive with long polling returns them to the Lambda poller: whatever is waiting,
+   * at once; when nothing is, the first message to arrive within `timeoutMs` (an empty array after it).
+   */
+  async takeBatch(max: number, timeoutMs: number): Promise<WakeupMessage[]> {
+    const first = await this.take(timeoutMs);
+    if (first === null) return [];
+    const batch = [first];
+    while (batch.length < max && this.length > 0) batch.push((await this.take(0)) as WakeupMessage);
+    return batch;
+  }
+
   /** The next message, or null when none arrived within `timeoutMs`. */
   take(timeoutMs: number): Promise<WakeupMessage | null> {
     if (this.#head < this.#items.length) {

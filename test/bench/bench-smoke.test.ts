@@ -8,11 +8,11 @@ const latency = (p50: number, p99: number) => ({ count: 100, p50, p90: p99, p99,
 const cpu = { bench: 0.2, mariadb: 0.3, postgresql: 0, redis: 0, other: 0.02, machine: 0.52 };
 const cpuPerOp = { share: cpu, benchMs: 1.5, serverMs: 2 };
 
-type Measured = Pick<BenchResults, 'settings' | 'failures' | 'ceiling' | 'durableOps' | 'pgBoss' | 'bullmq' | 'historyCost'>;
+type Measured = Pick<BenchResults, 'settings' | 'failures' | 'ceiling' | 'durableOps' | 'floor' | 'pgBoss' | 'bullmq' | 'historyCost'>;
 
 function fixture(overrides: Partial<Measured> = {}): BenchResults {
   const base = {
-    settings: { mode: 'quick', ops: 2_000, owners: 100, concurrency: 16, ceilingSeconds: 3, historyRows: { small: 10_000, large: 100_000 }, historyRounds: 100 },
+    settings: { mode: 'quick', ops: 2_000, owners: 100, concurrency: 16, sqsBatchSize: 10, ceilingSeconds: 3, historyRows: { small: 10_000, large: 100_000 }, historyRounds: 100 },
     failures: [],
     ceiling: { concurrency: 16, seconds: 3, updates: 60_000, updatesPerSec: 20_000, commitCounterPerUpdate: 1, cpu: cpuPerOp },
     durableOps: {
@@ -32,6 +32,7 @@ function fixture(overrides: Partial<Measured> = {}): BenchResults {
       check: { statuses: { succeeded: 2_000 }, notifications: 2_000, notifiedOperations: 2_000, heldCapacitySlots: 0, lost: 0, doubleExecuted: 0 },
       problems: [],
     },
+    floor: { ops: 2_000, seconds: 0.5, opsPerSec: 4_000, commitsPerOp: 1.2, statementsPerOp: 9, cpu: cpuPerOp, retriedTransactions: 0, lost: 0, doubleExecuted: 0, problems: [] },
     pgBoss: [
       { batchSize: 1, ops: 2_000, seconds: 4, opsPerSec: 500, serverVersion: '15', cpu: cpuPerOp, completed: 2_000, lost: 0, doubleExecuted: 0, problems: [] },
       { batchSize: 50, ops: 2_000, seconds: 2, opsPerSec: 1_000, serverVersion: '15', cpu: cpuPerOp, completed: 2_000, lost: 0, doubleExecuted: 0, problems: [] },
@@ -124,10 +125,12 @@ describe('bench report', () => {
       'endToEndOpsPerSec', 'pgBossOpsPerSec', 'bullmqOpsPerSec', 'ceilingOpsPerSec', 'ratioToPgBoss', 'ratioToCeiling',
       'admissionP99Ms', 'claimP99Ms', 'historyCostRatio', 'lost', 'doubleExecuted',
       'ceilingUpdatesPerSec', 'commitsPerOp', 'claimP50Ms', 'admissionP50Ms', 'bullmqRatio', 'historyCostRatioDriftCorrected',
+      'floorOpsPerSec', 'floorRatioToPgBoss', 'ratioToFloor',
     ]) {
       expect(typeof line[key], key).toBe('number');
     }
     expect(line).toMatchObject({ endToEndOpsPerSec: 2_500, pgBossOpsPerSec: 1_000, ceilingOpsPerSec: 6_666.7, ratioToPgBoss: 2.5, ratioToCeiling: 0.375, lost: 0, ok: true });
+    expect(line).toMatchObject({ floorOpsPerSec: 4_000, floorRatioToPgBoss: 4, ratioToFloor: 0.625 });
   });
 
   it('figures that were not measured are null in JSON, and a failed phase makes the run not ok', () => {
@@ -144,6 +147,9 @@ describe('bench report', () => {
     const r = fixture({ bullmq: { ...(base.bullmq as NonNullable<BenchResults['bullmq']>), lost: 2, doubleExecuted: 1, problems: ['2 jobs lost'] } });
     expect(r.headline).toMatchObject({ lost: 2, doubleExecuted: 1, ok: false });
     expect(r.targets.find((t) => t.id === '1c')?.pass).toBe(false);
+    const floor = fixture({ floor: { ...(base.floor as NonNullable<BenchResults['floor']>), lost: 3, problems: ['3 operations not succeeded'] } });
+    expect(floor.headline).toMatchObject({ lost: 3, ok: false });
+    expect(problemsOf(floor)).toEqual(['design floor: 3 operations not succeeded']);
   });
 
   it('targets are PASS/MISS against the issue, N/A when not measured', () => {
@@ -157,6 +163,7 @@ describe('bench report', () => {
     const table = renderTable(fixture());
     expect(table).toContain('**2,500 ops/s**');
     expect(table).toContain('| ratio to pg-boss (best) | 2.50× |');
+    expect(table).toContain('4,000 ops/s = 4.00× pg-boss best; durable-ops reaches 0.63× of it');
     expect(table).toMatch(/^PASS {2}1a\./m);
     expect(table).toMatch(/^MISS {2}4\./m);
   });
@@ -165,7 +172,7 @@ describe('bench report', () => {
     const svg = renderSvg(fixture().headline, 'N = 2,000; Test CPU <x86> & co');
     assertWellFormedXml(svg);
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
-    expect(svg.match(/<rect /g)).toHaveLength(5); // background + 4 bars
+    expect(svg.match(/<rect /g)).toHaveLength(6); // background + 5 bars
     expect(svg).toContain('Test CPU &lt;x86&gt; &amp; co');
     expect(escapeXml(`"'`)).toBe('&quot;&apos;');
   });
