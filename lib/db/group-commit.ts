@@ -12,14 +12,17 @@ interface Waiting<T, R> {
 }
 
 /**
- * Group commit: items submitted while a previous group is still being committed wait, and go together in the next
- * transaction (up to `maxGroup` of them) — so under load N writes share one transaction, one round trip per statement
- * and one log flush, while a lone item goes at once, alone, with no added wait.
+ * Group commit: items submitted in the same event-loop turn, or while a previous group is still being committed, go
+ * together in one transaction (up to `maxGroup` of them) — so under load N writes share one transaction, one round
+ * trip per statement and one log flush. A group starts one turn (`setImmediate`) after the first item that found no
+ * group running, so the records of one SQS batch, handled concurrently, start as one group rather than one alone and
+ * the rest after it; a lone item waits only that turn, never for company.
  *
  * ```
- *   submit(a) ── alone(a) ───────────┐ submit(b), submit(c) arrive meanwhile
- *                                    └─ together([b, c]) ── ok: both resolve
- *                                                        └─ throws: alone(b), alone(c), each with its own outcome
+ *   submit(a), submit(b) ─ one turn ─ together([a, b]) ──────┐ submit(c), submit(d) arrive meanwhile
+ *                                                            └─ together([c, d]) ── ok: both resolve
+ *                                                                               └─ throws: alone(c), alone(d), each
+ *                                                                                  with its own outcome
  * ```
  * `together` must be all-or-nothing (one transaction that throws when any item cannot go as the others do) and
  * answers one result per item, in order — or {@link GO_ALONE} for an item it left out, which then goes `alone`; when
@@ -66,6 +69,8 @@ export class GroupCommit<T, R = void> {
   async #drain(): Promise<void> {
     this.#draining++;
     try {
+      // Company submitted in this same turn (the other records of an SQS batch) joins the first group.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       while (this.#queue.length > 0) await this.#commit(this.#queue.splice(0, this.#maxGroup));
     } finally {
       this.#draining--;

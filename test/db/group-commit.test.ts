@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { GO_ALONE, GroupCommit } from '../../lib/db/group-commit.js';
 
+/** One turn of the event loop: what a group waits for company before it starts. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** A GroupCommit whose commits are recorded and held open until the test lets them finish. */
 function recorder(
   options: { failTogetherWhen?: (items: readonly string[]) => boolean; failAlone?: string; leaveOut?: string; maxGroup?: number; maxConcurrent?: number } = {},
@@ -24,28 +27,40 @@ function recorder(
     { maxGroup: options.maxGroup, maxConcurrent: options.maxConcurrent },
   );
   const releaseAll = async () => {
+    await turn();
     while (open.length > 0) {
       for (const release of open.splice(0)) release();
-      await new Promise((resolve) => setImmediate(resolve));
+      await turn();
     }
   };
   return { group, commits, releaseAll };
 }
 
 describe('GroupCommit', () => {
-  it('a lone item is committed at once, alone, with no wait for company', async () => {
+  it('a lone item is committed alone within one event-loop turn, waiting for no company', async () => {
     const { group, commits, releaseAll } = recorder();
     const done = group.submit('a');
+    await turn();
     expect(commits).toEqual([{ kind: 'alone', items: ['a'] }]);
     await releaseAll();
     await expect(done).resolves.toBe('a!');
   });
 
-  it('items submitted while a commit runs go together in the next one, each resolving with its own result', async () => {
+  it('items submitted in the same turn (the records of one SQS batch) start as one group, each resolving with its own result', async () => {
     const { group, commits, releaseAll } = recorder();
-    const all = ['a', 'b', 'c', 'd'].map((item) => group.submit(item));
+    const all = ['a', 'b', 'c'].map((item) => group.submit(item));
     await releaseAll();
-    expect(await Promise.all(all)).toEqual(['a!', 'b+', 'c+', 'd+']);
+    expect(await Promise.all(all)).toEqual(['a+', 'b+', 'c+']);
+    expect(commits).toEqual([{ kind: 'together', items: ['a', 'b', 'c'] }]);
+  });
+
+  it('items submitted while a commit runs go together in the next one', async () => {
+    const { group, commits, releaseAll } = recorder();
+    const first = group.submit('a');
+    await turn();
+    const rest = ['b', 'c', 'd'].map((item) => group.submit(item));
+    await releaseAll();
+    expect(await Promise.all([first, ...rest])).toEqual(['a!', 'b+', 'c+', 'd+']);
     expect(commits).toEqual([
       { kind: 'alone', items: ['a'] },
       { kind: 'together', items: ['b', 'c', 'd'] },
@@ -57,7 +72,7 @@ describe('GroupCommit', () => {
     const outcomes = ['a', 'b', 'c', 'd'].map((item) => group.submit(item).catch((error: Error) => error.message));
     await releaseAll();
     expect(await Promise.all(outcomes)).toEqual(['a!', 'b!', 'c failed', 'd!']);
-    expect(commits.map((c) => `${c.kind}:${c.items.join('')}`)).toEqual(['alone:a', 'together:bcd', 'alone:b', 'alone:c', 'alone:d']);
+    expect(commits.map((c) => `${c.kind}:${c.items.join('')}`)).toEqual(['together:abcd', 'alone:a', 'alone:b', 'alone:c', 'alone:d']);
   });
 
   it('a group holds at most maxGroup items; the rest wait for the next', async () => {
@@ -65,23 +80,24 @@ describe('GroupCommit', () => {
     const all = ['a', 'b', 'c', 'd', 'e'].map((item) => group.submit(item));
     await releaseAll();
     await Promise.all(all);
-    expect(commits.map((c) => c.items.join(''))).toEqual(['a', 'bc', 'de']);
+    expect(commits.map((c) => c.items.join(''))).toEqual(['ab', 'cd', 'e']);
   });
 
-  it('with maxConcurrent 2, a second item starts at once beside a first still committing; later ones group', async () => {
-    const { group, commits, releaseAll } = recorder({ maxConcurrent: 2 });
-    const all = ['a', 'b', 'c', 'd'].map((item) => group.submit(item));
-    expect(commits.map((c) => c.items.join(''))).toEqual(['a', 'b']);
+  it('with maxConcurrent 2, a second group starts beside a first still committing; later items wait for one of them', async () => {
+    const { group, commits, releaseAll } = recorder({ maxConcurrent: 2, maxGroup: 2 });
+    const all = ['a', 'b', 'c', 'd', 'e', 'f'].map((item) => group.submit(item));
+    await turn();
+    expect(commits.map((c) => c.items.join(''))).toEqual(['ab', 'cd']);
     await releaseAll();
     await Promise.all(all);
-    expect(commits.map((c) => c.items.join(''))).toEqual(['a', 'b', 'cd']);
+    expect(commits.map((c) => c.items.join(''))).toEqual(['ab', 'cd', 'ef']);
   });
 
   it('an item the group leaves out (GO_ALONE) is committed alone after it; the others keep the group\'s results', async () => {
     const { group, commits, releaseAll } = recorder({ leaveOut: 'c' });
     const all = ['a', 'b', 'c', 'd'].map((item) => group.submit(item));
     await releaseAll();
-    expect(await Promise.all(all)).toEqual(['a!', 'b+', 'c!', 'd+']);
-    expect(commits.map((c) => `${c.kind}:${c.items.join('')}`)).toEqual(['alone:a', 'together:bcd', 'alone:c']);
+    expect(await Promise.all(all)).toEqual(['a+', 'b+', 'c!', 'd+']);
+    expect(commits.map((c) => `${c.kind}:${c.items.join('')}`)).toEqual(['together:abcd', 'alone:c']);
   });
 });
