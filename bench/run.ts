@@ -110,13 +110,12 @@ async function main(): Promise<number> {
     owners: settings.owners,
     admitters: settings.concurrency,
     workers: settings.concurrency,
-    sqsBatchSize: settings.sqsBatchSize,
     timeoutMs,
     cleanups: pending,
   });
   try {
     ceiling = await phase('ceiling', () => runCeiling(database.url, { serverUrl, concurrency: settings.concurrency, durationMs: settings.ceilingSeconds * 1000, cleanups: pending }));
-    durableOps = await phase('durable-ops', () => runDurableOps(load(database.url)));
+    durableOps = await phase('durable-ops', () => runDurableOps({ ...load(database.url), sqsBatchSize: settings.sqsBatchSize }));
   } finally {
     await database.drop();
     pending.delete(`database ${database.name}`);

@@ -1,3 +1,5 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
 /**
  * What `together` answers for an item it left out of its transaction (say, a row another transaction holds): the item
  * is then committed `alone`, after the group.
@@ -16,7 +18,8 @@ interface Waiting<T, R> {
  * together in one transaction (up to `maxGroup` of them) — so under load N writes share one transaction, one round
  * trip per statement and one log flush. A group starts one turn (`setImmediate`) after the first item that found no
  * group running, so the records of one SQS batch, handled concurrently, start as one group rather than one alone and
- * the rest after it; a lone item waits only that turn, never for company.
+ * the rest after it. A lone item waits only that turn, never for company — unless `maxConcurrent` groups are already
+ * committing, when it waits for one of them to end, like any other item.
  *
  * ```
  *   submit(a), submit(b) ─ one turn ─ together([a, b]) ──────┐ submit(c), submit(d) arrive meanwhile
@@ -69,8 +72,10 @@ export class GroupCommit<T, R = void> {
   async #drain(): Promise<void> {
     this.#draining++;
     try {
-      // Company submitted in this same turn (the other records of an SQS batch) joins the first group.
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      // Company submitted in this same turn (the other records of an SQS batch) joins the first group. From
+      // `node:timers/promises`, not the global: fake timers in a user's tests replace the global, which would stall
+      // every claim and completion.
+      await nextTurn();
       while (this.#queue.length > 0) await this.#commit(this.#queue.splice(0, this.#maxGroup));
     } finally {
       this.#draining--;

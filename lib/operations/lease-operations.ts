@@ -197,7 +197,7 @@ async function finishCancelledIfRequested(scope: OwnerScope, lease: ClaimedOpera
  * notifications, their capacity), so under load a completion costs a fraction of a transaction (issue 7). The outcome
  * is each operation's own: the group first locks its rows whose lease holds with `SKIP LOCKED`, so it never waits on a
  * row another transaction holds; a completion whose lease is lost or whose row is held elsewhere completes alone, after
- * the group, and a lost lease throws only for its own operation. A lone completion waits one event-loop turn at most.
+ * the group, and a lost lease throws only for its own operation. A lone completion waits one event-loop turn (or, when two groups are committing, for one of them).
  * @throws {LeaseLostError} when the lease is gone; nothing changed and nothing was published.
  * @throws whatever `completion.publish` throws; nothing changed.
  */

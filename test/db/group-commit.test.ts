@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { GO_ALONE, GroupCommit } from '../../lib/db/group-commit.js';
 
 /** One turn of the event loop: what a group waits for company before it starts. */
@@ -44,6 +44,19 @@ describe('GroupCommit', () => {
     expect(commits).toEqual([{ kind: 'alone', items: ['a'] }]);
     await releaseAll();
     await expect(done).resolves.toBe('a!');
+  });
+
+  it('fake timers in the caller\'s tests do not stall a commit (the turn is node:timers\', not the global setImmediate)', async () => {
+    vi.useFakeTimers();
+    try {
+      const group = new GroupCommit<string, string>(
+        async (items) => items.map((item) => `${item}+`),
+        async (item) => `${item}!`,
+      );
+      await expect(group.submit('a')).resolves.toBe('a!');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('items submitted in the same turn (the records of one SQS batch) start as one group, each resolving with its own result', async () => {

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../lib/errors.js';
 import { admitOperation } from '../../lib/operations/admit-operation.js';
@@ -56,8 +57,8 @@ describe.each(DIALECTS)('claims and completions made together on %s', (dialect) 
     for (let i = 0; i < 8; i++) admitted.push(await admit());
     const claims = await claimConcurrently(10);
     const claimed = claims.flatMap((claim) => (claim ? [claim.operationId] : []));
-    // (the first two start at once, side by side; those that wait share a transaction: which claimer gets which row
-    // depends on who locks first, never the same row twice)
+    // (submitted in one turn, they share transactions: which claimer gets which row depends on who locks first, never
+    // the same row twice)
     expect([...claimed].sort()).toEqual([...admitted].sort());
     expect(claims.filter((claim) => claim === null)).toHaveLength(2);
     const tokens = claims.flatMap((claim) => (claim ? [claim.leaseToken] : []));
@@ -82,13 +83,15 @@ describe.each(DIALECTS)('claims and completions made together on %s', (dialect) 
 
   it.skipIf(skip)('concurrent completions each succeed exactly once: one notification each, every slot released', async () => {
     const claims = await claimMany(12);
-    await Promise.all(claims.map(complete));
+    const first = claims.slice(0, 2).map(complete);
+    await nextTurn(); // the first group is on its way
+    const rest = claims.slice(2).map(complete);
+    await Promise.all([...first, ...rest]);
     const ids = claims.map((claim) => claim.operationId);
     expect((await rowsOf(ids)).map((row) => [row.status, row.lease_token, row.progress_percent])).toEqual(ids.map(() => ['succeeded', null, 100]));
     expect(await notificationsPer(ids)).toEqual(ids.map(() => 1));
     await expectCapacityMatchesActive(t.store);
-    // the first two went alone, at once (two groups may commit at a time); the ten that arrived while they committed
-    // went in one statement: one database-clock instant for all ten
+    // the ten that arrived while the first two committed went in one statement: one database-clock instant for all ten
     const finishedAt = await t.store.db.selectFrom('operations').select('finished_at').where('id', 'in', ids.slice(2)).execute();
     expect(new Set(finishedAt.map((row) => row.finished_at)).size).toBe(1);
   });
@@ -138,7 +141,8 @@ describe.each(DIALECTS)('claims and completions made together on %s', (dialect) 
       await released;
     });
     await lockTaken;
-    // the first two go alone at once; the busy one is in the group of the last four
+    // all six are submitted in one turn and go as one group, which locks its rows SKIP LOCKED and leaves the busy one
+    // out, to complete alone
     const completions = claims.map((claim) => ({ claim, done: complete(claim) }));
     const busyDone = completions.find((c) => c.claim === busy)?.done;
     // every other completion commits while the row is still held (were the group waiting on it, this would hang)
