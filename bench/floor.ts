@@ -55,8 +55,8 @@ const FLOOR_GROUP = 32;
  * The same schema (migrated), the same load and concurrency as the durable-ops phase, the same statements in their
  * leanest form, on bare mysql2 (READ COMMITTED sessions, as `openStore`):
  * - admission: the owner-settings read; then `BEGIN`, `INSERT … RETURNING`, for the owner pool and then the global
- *   pool a free-slot `SELECT … FOR UPDATE SKIP LOCKED` from a random slot and a guarded slot `UPDATE`, `COMMIT`; then
- *   a wake-up message;
+ *   pool a free-slot `SELECT … FOR UPDATE SKIP LOCKED` from a random slot, one guarded `UPDATE` of both slots,
+ *   `COMMIT`; then a wake-up message;
  * - a worker takes wake-ups in full groups of {@link FLOOR_GROUP} (32, the library's largest group) and claims that
  *   many rows in one transaction (`SELECT … LIMIT n FOR UPDATE SKIP LOCKED` in the claim index's order + one
  *   `UPDATE`), then completes them in one transaction (lease-guarded `UPDATE`, the notifications, the capacity release).
@@ -123,8 +123,15 @@ export async function runFloor(options: FloorOptions): Promise<FloorResult> {
            RETURNING *`,
           [id, owner, BENCH_TASK_TYPE, `bench-${i}`, createHash('sha256').update(String(i)).digest('hex'), BENCH_SUBJECT_TYPE, `s-${i}`, JSON.stringify({ i })],
         );
-        await takeSlot(connection, `owner:${BENCH_TASK_TYPE}:${owner}`, perOwner, id);
-        await takeSlot(connection, `global:${BENCH_TASK_TYPE}`, options.ops, id);
+        const ownerPool = `owner:${BENCH_TASK_TYPE}:${owner}`;
+        const globalPool = `global:${BENCH_TASK_TYPE}`;
+        const ownerSlot = await freeSlot(connection, ownerPool, perOwner);
+        const globalSlot = await freeSlot(connection, globalPool, options.ops);
+        await connection.query(
+          `UPDATE capacity_slots SET operation_id = ?, reserved_at = UTC_TIMESTAMP(6)
+           WHERE ((pool_key = ? AND slot_no = ?) OR (pool_key = ? AND slot_no = ?)) AND operation_id IS NULL`,
+          [id, ownerPool, ownerSlot, globalPool, globalSlot],
+        );
       });
       wakeups.add(id);
     };
@@ -279,8 +286,8 @@ async function createPools(pool: Pool, ops: number, owners: number, perOwner: nu
   }
 }
 
-/** Takes one free slot of the pool for `operationId` (the capacity repository's two statements, bare). */
-async function takeSlot(connection: PoolConnection, poolKey: string, limit: number, operationId: string): Promise<void> {
+/** A free slot of the pool, locked (the capacity repository's read, bare): from a random slot, wrapping once. */
+async function freeSlot(connection: PoolConnection, poolKey: string, limit: number): Promise<number> {
   const start = Math.floor(Math.random() * limit);
   for (const [from, below] of [
     [start, limit],
@@ -292,13 +299,7 @@ async function takeSlot(connection: PoolConnection, poolKey: string, limit: numb
       [poolKey, from, below],
     );
     const slot = rows[0]?.slot_no as number | undefined;
-    if (slot === undefined) continue;
-    await connection.query('UPDATE capacity_slots SET operation_id = ?, reserved_at = UTC_TIMESTAMP(6) WHERE pool_key = ? AND slot_no = ? AND operation_id IS NULL', [
-      operationId,
-      poolKey,
-      slot,
-    ]);
-    return;
+    if (slot !== undefined) return slot;
   }
   throw new Error(`pool ${poolKey} is full: its limit should fit the run`);
 }

@@ -64,13 +64,22 @@ export async function selectFreeSlot(ctx: TxContext, poolKey: string, range: { r
   return (await select.executeTakeFirst())?.slot_no;
 }
 
-/** Gives a free slot to `operationId`; guarded by the slot still being free. Returns rows changed (0 or 1). */
-export async function takeSlot(ctx: TxContext, poolKey: string, slotNo: number, operationId: string): Promise<number> {
+/** One slot of one pool. */
+export interface SlotKey {
+  readonly poolKey: string;
+  readonly slotNo: number;
+}
+
+/**
+ * Gives free slots to `operationId` in one statement, each guarded by still being free. Returns rows changed (the
+ * number of slots when every guard held).
+ */
+export async function takeSlots(ctx: TxContext, slots: readonly SlotKey[], operationId: string): Promise<number> {
+  if (slots.length === 0) return 0;
   const result = await ctx.db
     .updateTable('capacity_slots')
     .set({ operation_id: operationId, reserved_at: ctx.timeAt() })
-    .where('pool_key', '=', poolKey)
-    .where('slot_no', '=', slotNo)
+    .where((eb) => eb.or(slots.map((slot) => eb.and([eb('pool_key', '=', slot.poolKey), eb('slot_no', '=', slot.slotNo)]))))
     .where('operation_id', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows);

@@ -9,7 +9,7 @@ import {
   ROUTE_POOL_PREFIX,
   selectFreeSlot,
   slotExists,
-  takeSlot,
+  takeSlots,
 } from './capacity.repository.js';
 import type { CapacityPolicy } from './capacity-policy.js';
 
@@ -66,20 +66,27 @@ async function createPool(store: Store, poolKey: string, limit: number): Promise
  * Gives one free slot of the pool (below `limit`) to `operationId`, inside the caller's transaction, so the slot is
  * held exactly when the state change commits. Returns false when every slot is taken (or, on MariaDB, locked by a
  * concurrent reserver that has not committed yet — a conservative "full").
- *
+ */
+export async function reserveSlot(tx: TxContext, skipLocked: boolean, poolKey: string, limit: number, operationId: string): Promise<boolean> {
+  for (let race = 0; race < 3; race++) {
+    const slot = await findFreeSlot(tx, skipLocked, { key: poolKey, limit });
+    if (slot === undefined) return false;
+    if ((await takeSlots(tx, [{ poolKey, slotNo: slot }], operationId)) === 1) return true;
+  }
+  return false;
+}
+
+/**
+ * A free slot of the pool, locked for the caller's transaction on MariaDB (`SKIP LOCKED`), or undefined when none is.
  * The search starts at a random slot and wraps around (a second read only when nothing is free above the start):
  * which slot is held does not matter, and reservers that all searched from slot 0 would each walk every held slot at
  * the front of a busy pool first (issue 7: over 1,000 rows read per reservation at 300 admissions/s).
  */
-export async function reserveSlot(tx: TxContext, skipLocked: boolean, poolKey: string, limit: number, operationId: string): Promise<boolean> {
-  const start = Math.floor(Math.random() * limit);
-  for (let race = 0; race < 3; race++) {
-    let slot = await selectFreeSlot(tx, poolKey, { from: start, below: limit }, skipLocked);
-    if (slot === undefined && start > 0) slot = await selectFreeSlot(tx, poolKey, { from: 0, below: start }, skipLocked);
-    if (slot === undefined) return false;
-    if ((await takeSlot(tx, poolKey, slot, operationId)) === 1) return true;
-  }
-  return false;
+async function findFreeSlot(tx: TxContext, skipLocked: boolean, pool: { readonly key: string; readonly limit: number }): Promise<number | undefined> {
+  const start = Math.floor(Math.random() * pool.limit);
+  const slot = await selectFreeSlot(tx, pool.key, { from: start, below: pool.limit }, skipLocked);
+  if (slot !== undefined || start === 0) return slot;
+  return selectFreeSlot(tx, pool.key, { from: 0, below: start }, skipLocked);
 }
 
 /** The two admission pools of an operation and their limits. */
@@ -155,17 +162,25 @@ export async function prepareAdmissionPools(
 }
 
 /**
- * Reserves the owner slot, then the global slot, for an operation being admitted or retried, in the caller's
- * transaction. The owner pool goes first so an owner at their own limit never touches the shared pool.
+ * Reserves an owner slot and a global slot for an operation being admitted or retried, in the caller's transaction.
+ * The owner pool is searched first, so an owner at their own limit never touches the shared pool; both slots are then
+ * taken in one statement (issue 7: one round trip fewer per admission). The update cannot miss: on MariaDB both reads
+ * locked their slot, and a SQLite transaction whose reads went stale fails its first write (`SQLITE_BUSY_SNAPSHOT`,
+ * retried by `inTransaction`) instead of changing fewer rows.
  * @throws {CapacityExhaustedError} when either pool is full; the caller's transaction must roll back.
+ * @throws {Error} should the update change fewer than both slots (an invariant broken); nothing is kept.
  */
 export async function reserveAdmission(tx: TxContext, skipLocked: boolean, pools: AdmissionPools, operationId: string): Promise<void> {
-  if (!(await reserveSlot(tx, skipLocked, pools.owner.key, pools.owner.limit, operationId))) {
-    throw new CapacityExhaustedError('owner', pools.retryAfterSeconds);
-  }
-  if (!(await reserveSlot(tx, skipLocked, pools.global.key, pools.global.limit, operationId))) {
-    throw new CapacityExhaustedError('global', pools.retryAfterSeconds);
-  }
+  const owner = await findFreeSlot(tx, skipLocked, pools.owner);
+  if (owner === undefined) throw new CapacityExhaustedError('owner', pools.retryAfterSeconds);
+  const global = await findFreeSlot(tx, skipLocked, pools.global);
+  if (global === undefined) throw new CapacityExhaustedError('global', pools.retryAfterSeconds);
+  const slots = [
+    { poolKey: pools.owner.key, slotNo: owner },
+    { poolKey: pools.global.key, slotNo: global },
+  ];
+  const taken = await takeSlots(tx, slots, operationId);
+  if (taken !== slots.length) throw new Error(`Capacity slots of operation ${operationId} changed under their locks: ${taken} of ${slots.length} taken`);
 }
 
 /**
