@@ -246,7 +246,7 @@ export function renderTable(r: BenchResults): string {
       `${fmt(hc.ratios[path], 2)}× | ${fmt(hc.small.diskReadsPerCall[path], 2)} → ${fmt(hc.large.diskReadsPerCall[path], 2)} |`;
     lines.push(
       '',
-      `History cost (ms, p50 / p99 of ${fmt(hc.small.claim.count)} samples each; history loaded in ${fmt(hc.small.fillSeconds, 1)} s and ${fmt(hc.large.fillSeconds, 1)} s):`,
+      `History cost (ms, p50 / p99 of ${fmt(hc.small.claim.count)} samples each; history loaded and written back in ${fmt(hc.small.fillSeconds, 1)} s and ${fmt(hc.large.fillSeconds, 1)} s):`,
       '',
       `| path | ${fmt(hc.small.historyRows)} rows | ${fmt(hc.large.historyRows)} rows | ratio of medians | pages read from disk per call |`,
       '| --- | --- | --- | --- | --- |',

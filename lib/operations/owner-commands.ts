@@ -39,9 +39,10 @@ export async function cancelOperation(scope: OwnerScope, id: unknown, telemetry:
     if (row.status === 'cancelled') return row;
     if (row.status === 'running') {
       nextStatus(row.id, row.status, 'request_cancel');
-      const changed = await updateOwnedInStatus(scope.store, scope.ownerUserId, row.id, ['running'], (now) => ({
-        cancel_requested_at: row.cancel_requested_at ?? now,
-      }));
+      // In a transaction for its retries: even this one UPDATE can deadlock with a completion of the same row (1213).
+      const changed = await inTransaction(scope.store, (tx) =>
+        updateOwnedInStatus(tx, scope.ownerUserId, row.id, ['running'], (now) => ({ cancel_requested_at: row.cancel_requested_at ?? now })),
+      );
       if (changed !== 1) continue;
       if (row.cancel_requested_at === null) recordLifecycle(telemetry, { event: 'cancel_requested', operationId: row.id, taskType: row.task_type });
       return reread(scope, row.id);
