@@ -193,11 +193,12 @@ async function finishCancelledIfRequested(scope: OwnerScope, lease: ClaimedOpera
  * {@link TaskCompletion}), in one transaction: the result exists if and only if the operation succeeded.
  *
  * Completions without a published result go through a per-store {@link GroupCommit}: those arriving in the same
- * event-loop turn, or while another completion of this process is committing, share one transaction (one guarded UPDATE for all, their
- * notifications, their capacity), so under load a completion costs a fraction of a transaction (issue 7). The outcome
- * is each operation's own: the group first locks its rows whose lease holds with `SKIP LOCKED`, so it never waits on a
- * row another transaction holds; a completion whose lease is lost or whose row is held elsewhere completes alone, after
- * the group, and a lost lease throws only for its own operation. A lone completion waits one event-loop turn (or, when two groups are committing, for one of them).
+ * event-loop turn, or while another completion of this process is committing, share one transaction (one guarded
+ * UPDATE for all, their notifications, their capacity), so under load a completion costs a fraction of a transaction
+ * (issue 7). The outcome is each operation's own: the group first locks its rows whose lease holds with `SKIP LOCKED`,
+ * so it never waits on a row another transaction holds; a completion whose lease is lost or whose row is held elsewhere
+ * completes alone, after the group, and a lost lease throws only for its own operation. A lone completion waits one
+ * event-loop turn (or, when two groups are committing, for one of them).
  * @throws {LeaseLostError} when the lease is gone; nothing changed and nothing was published.
  * @throws whatever `completion.publish` throws; nothing changed.
  */
