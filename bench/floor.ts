@@ -59,10 +59,11 @@ const FLOOR_GROUP = 32;
  *   `COMMIT`; then a wake-up message;
  * - a worker takes wake-ups in full groups of {@link FLOOR_GROUP} (32, the library's largest group) and claims that
  *   many rows in one transaction (`SELECT … LIMIT n FOR UPDATE SKIP LOCKED` in the claim index's order + one
- *   `UPDATE`), then completes them in one transaction (lease-guarded `UPDATE`, the notifications, the capacity release).
+ *   `UPDATE`), then completes them in one transaction (lease-guarded `UPDATE`, the notifications, the capacity
+ *   release).
  * So it sends no more statements and commits no more often per operation than durable-ops does, and spends none of its
- * CPU on library code: durable-ops cannot beat it on the same machine, whatever its code does — only a different design
- * (say, an admission of fewer statements) could.
+ * CPU on library code: durable-ops cannot beat it on the same machine, whatever its code does — only other statements
+ * (say, an admission of fewer of them) could.
  */
 export async function runFloor(options: FloorOptions): Promise<FloorResult> {
   const store = openStore(options.databaseUrl);

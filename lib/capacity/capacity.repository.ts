@@ -43,7 +43,8 @@ export async function insertMissingSlots(ctx: DbContext, poolKey: string, from: 
  * `SKIP LOCKED` still waits for locks (MySQL bug #111637: lock waits and deadlocks in concurrent claims) — or `ref` on
  * the pool key alone, which walks the pool from slot 0 (issue 7: ≈1,000 rows read per reservation at N = 20,000).
  * The walk past held slots is the price: in a nearly full pool a reservation reads about half the pool, and a full one
- * (a 429) all of it. SQLite has neither `SKIP LOCKED` nor index hints and reads it the plain way (one writer at a time).
+ * (a 429) all of it. SQLite has neither `SKIP LOCKED` nor index hints and reads it the plain way (one writer at a
+ * time).
  */
 export async function selectFreeSlot(ctx: TxContext, poolKey: string, range: { readonly from: number; readonly below: number }, skipLocked: boolean): Promise<number | undefined> {
   if (skipLocked) {
