@@ -1,4 +1,4 @@
-import { ACTIVE_STATUSES, ALL_STATUSES, TERMINAL_STATUSES, TRANSITIONS, type OperationStatus } from '../lib/operations/operation-status.js';
+import { ACTIVE_STATUSES, ALL_STATUSES, TERMINAL_STATUSES, TRANSITIONS, type OperationStatus } from '../lib/operations/lifecycle/operation-status.js';
 import type { ChaosHistory, OperationRecord, RunRecord, TransitionRecord } from './history.js';
 
 /** The invariants the chaos harness checks (issue 8), by name. */

@@ -10,7 +10,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ACTIVE_STATUSES } from '../lib/operations/operation-status.js';
+import { ACTIVE_STATUSES } from '../lib/operations/lifecycle/operation-status.js';
 import { sweepWith } from '../lib/sweeper/sweeper-handler.js';
 import { AdmissionLoad } from './admission-load.js';
 import { pickEndedOperation } from './chaos-schema.js';

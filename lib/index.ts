@@ -55,12 +55,12 @@ export { MigrateFunctionError, MigrateInvokeError, MigrateResponseError, Migrati
 export type { Capabilities, DialectName } from './db/capabilities.js';
 
 // Operations: states, scopes, services, DTOs
-export { ALL_STATUSES, OperationStatus, TERMINAL_STATUSES, TRANSITIONS, isTerminal, nextStatus, type OperationEvent } from './operations/operation-status.js';
-export { FailureCode } from './operations/failure-code.js';
+export { ALL_STATUSES, OperationStatus, TERMINAL_STATUSES, TRANSITIONS, isTerminal, nextStatus, type OperationEvent } from './operations/lifecycle/operation-status.js';
+export { FailureCode } from './operations/lifecycle/failure-code.js';
 export { OwnerScope, WorkerScope } from './operations/scopes.js';
-export { AdmitRequestSchema, IdempotencyKeySchema, type AdmitRequest } from './operations/admission-schema.js';
-export { admitOperation, type Admission, type AdmissionDeps } from './operations/admit-operation.js';
-export { claimNextOperation, enterOwnerScope, type ClaimableRoutes, type ClaimDeps, type ClaimedOperation } from './operations/claim-operation.js';
+export { AdmitRequestSchema, IdempotencyKeySchema, type AdmitRequest } from './operations/admission/admission-schema.js';
+export { admitOperation, type Admission, type AdmissionDeps } from './operations/admission/admit-operation.js';
+export { claimNextOperation, enterOwnerScope, type ClaimableRoutes, type ClaimDeps, type ClaimedOperation } from './operations/lease/claim-operation.js';
 export {
   acknowledgeCancel,
   completeOperation,
@@ -70,12 +70,13 @@ export {
   type FailureKind,
   type FailureOutcome,
   type Progress,
-} from './operations/lease-operations.js';
-export { cancelOperation, retryOperation, type RetryDeps } from './operations/owner-commands.js';
-export { getOperation, listNotifications, listOperations, type Page } from './operations/owner-reads.js';
-export { NotificationDtoSchema, OperationDtoSchema, toNotificationDto, toOperationDto, type NotificationDto, type OperationDto } from './operations/operation-dto.js';
+} from './operations/lease/lease-operations.js';
+export { cancelOperation, retryOperation, type RetryDeps } from './operations/owner/owner-commands.js';
+export { getOperation, listNotifications, listOperations } from './operations/owner/owner-reads.js';
+export type { Page } from './paging/page.js';
+export { NotificationDtoSchema, OperationDtoSchema, toNotificationDto, toOperationDto, type NotificationDto, type OperationDto } from './operations/owner/operation-dto.js';
 export { policyFromConfig, taskPolicy, type OperationPolicy, type TaskPolicy } from './operations/operation-policy.js';
-export { retryDelayMs } from './operations/backoff.js';
+export { retryDelayMs } from './operations/lifecycle/backoff.js';
 
 // Capacity and owner settings
 export { capacityPolicy, loadCapacityPolicy, CapacityFileSchema, type AdmissionLimits, type CapacityFile, type CapacityPolicy } from './capacity/capacity-policy.js';
@@ -197,7 +198,7 @@ export { startLocalLambda, type LocalFunction, type LocalLambda } from './local/
 export { OPS_READ_SCOPE, OPS_WRITE_SCOPE, signDevToken, verifyDevToken } from './http/auth.js';
 
 // The operator surface (`/api/ops/…`, issue 9): the response schemas the web console validates against
-export { OperatorOperationDetailsSchema, OperatorOperationViewSchema, cancelAsOperator, retryAsOperator, type OperatorOperationDetails, type OperatorOperationView } from './operations/operator-operations.js';
+export { OperatorOperationDetailsSchema, OperatorOperationViewSchema, cancelAsOperator, retryAsOperator, type OperatorOperationDetails, type OperatorOperationView } from './operations/operator/operator-operations.js';
 export { OperatorOperationPageDtoSchema, type OperatorOperationPageDto } from './http/page-dto.js';
 export {
   NotificationViewSchema,
@@ -205,10 +206,10 @@ export {
   getOperationDetailForOperator,
   type NotificationView,
   type OperatorOperationDetail,
-} from './operations/operator-operation-detail.js';
-export { TIMELINE_KINDS, TimelineEventSchema, timelineKindOf, type TimelineEvent, type TimelineKind } from './operations/operation-timeline.js';
+} from './operations/operator/operator-operation-detail.js';
+export { TIMELINE_KINDS, TimelineEventSchema, timelineKindOf, type TimelineEvent, type TimelineKind } from './operations/operator/operation-timeline.js';
 export { CapacityPoolViewSchema, CapacityViewSchema, getCapacityView, type CapacityPoolView, type CapacityView } from './capacity/capacity-view.js';
-export { ThroughputBucketSchema, ThroughputDtoSchema, ThroughputQuerySchema, getThroughput, type ThroughputDto } from './operations/throughput.js';
+export { ThroughputBucketSchema, ThroughputDtoSchema, ThroughputQuerySchema, getThroughput, type ThroughputDto } from './operations/operator/throughput.js';
 export { SweepCountsSchema } from './sweeper/sweep-counts.js';
 export { SweeperRunDtoSchema, SweeperRunPageDtoSchema, listSweeperRuns, type SweeperRunDto } from './sweeper/sweeper-runs.js';
 export { ResolvedRecoveryDtoSchema, resolveUnknownAsOperator, type ResolvedRecoveryDto } from './recovery/resolve-unknown-as-operator.js';

@@ -2,7 +2,7 @@ import type { CreateTableBuilder, Kysely } from 'kysely';
 import { sql } from 'kysely';
 import { columnTypes, lengthCheck } from './column-types.js';
 
-/** Bounds of the text columns; lib/operations/field-limits.ts holds the same numbers and a test compares them. */
+/** Bounds of the text columns; lib/validation/field-limits.ts holds the same numbers and a test compares them. */
 const TEXT_BOUNDS: ReadonlyArray<readonly [string, 'char' | 'varchar', number]> = [
   ['id', 'char', 36],
   ['owner_user_id', 'varchar', 128],

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FieldLimits } from '../lib/operations/field-limits.js';
+import { FieldLimits } from '../lib/validation/field-limits.js';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from './support/test-store.js';
 
 /** Text columns of `operations` and the FieldLimits bound zod enforces at the edge for each. */

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../../lib/config.js';
 import { openStore, type Store } from '../../lib/db/store.js';
 import { InvalidTransitionError, OperationNotFoundError } from '../../lib/errors.js';
-import { decodeCursor } from '../../lib/operations/list-cursor.js';
+import { decodeCursor } from '../../lib/paging/list-cursor.js';
 import {
   cancelAsOperator,
   getOperationForOperator,
@@ -14,9 +14,9 @@ import {
   toOperatorView,
   type OperatorOperationDetails,
   type OperatorOperationView,
-} from '../../lib/operations/operator-operations.js';
-import { OperationIdSchema } from '../../lib/operations/owner-reads.js';
-import { parseOrThrow } from '../../lib/operations/zod-issues.js';
+} from '../../lib/operations/operator/operator-operations.js';
+import { OperationIdSchema } from '../../lib/operations/operation-id.js';
+import { parseOrThrow } from '../../lib/validation/parse-or-throw.js';
 import { MIGRATE_HINT, parseArguments, print, reportFailure, table, UsageError, type CliCommand } from '../cli-support.js';
 
 type Command =

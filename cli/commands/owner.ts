@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { PlanNameSchema } from '../../lib/capacity/capacity-policy.js';
 import { loadConfig } from '../../lib/config.js';
 import { openStore } from '../../lib/db/store.js';
-import { FieldLimits } from '../../lib/operations/field-limits.js';
-import { parseOrThrow } from '../../lib/operations/zod-issues.js';
+import { FieldLimits } from '../../lib/validation/field-limits.js';
+import { parseOrThrow } from '../../lib/validation/parse-or-throw.js';
 import { loadOwnerSettings, setOwnerPlan } from '../../lib/owners/owner-settings.js';
 import { MIGRATE_HINT, parseArguments, print, reportFailure, UsageError, type CliCommand } from '../cli-support.js';
 

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { loadConfig } from '../../lib/config.js';
 import { openStore } from '../../lib/db/store.js';
-import { OperationIdSchema } from '../../lib/operations/owner-reads.js';
+import { OperationIdSchema } from '../../lib/operations/operation-id.js';
 import { reconcileRedrive } from '../../lib/queue/reconcile-redrive.js';
 import { REDRIVE_MODULE } from '../../lib/queue/redrive-dlq.js';
 import { findRecoveryOperation } from '../../lib/recovery/recovery.repository.js';

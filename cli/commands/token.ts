@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { loadConfig } from '../../lib/config.js';
 import { signDevToken } from '../../lib/http/auth.js';
-import { parseOrThrow } from '../../lib/operations/zod-issues.js';
+import { parseOrThrow } from '../../lib/validation/parse-or-throw.js';
 import { parseArguments, print, reportFailure, UsageError, type CliCommand } from '../cli-support.js';
 
 const USAGE = 'usage: durable-ops token <sub> [--scope a,b] [--expires-in 12h]';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FieldLimits } from '../operations/field-limits.js';
+import { FieldLimits } from '../validation/field-limits.js';
 
 /** The two model routes of DESIGN §5: the local model first, an external provider only as a fallback. */
 export type ModelRouteName = 'local' | 'external';

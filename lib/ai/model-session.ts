@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { ChatMessage } from '../models/chat-protocol.js';
 import { ModelCallError, type ModelFailure } from '../models/model-errors.js';
 import { requestStructured } from '../models/structured-output.js';
-import type { ClaimedOperation } from '../operations/claim-operation.js';
+import type { ClaimedOperation } from '../operations/lease/claim-operation.js';
 import type { OwnerScope } from '../operations/scopes.js';
 import { PermanentTaskError } from '../tasks/task-definition.js';
 import type { BreakerPermit } from './circuit-breaker.js';

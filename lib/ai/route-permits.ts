@@ -1,4 +1,4 @@
-import type { ClaimableRoutes } from '../operations/claim-operation.js';
+import type { ClaimableRoutes } from '../operations/lease/claim-operation.js';
 import type { PrivacyMode } from '../owners/privacy-mode.js';
 import type { TaskDefinition } from '../tasks/task-definition.js';
 import type { BreakerPermit } from './circuit-breaker.js';

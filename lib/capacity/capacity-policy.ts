@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { ConfigError } from '../errors.js';
-import { TASK_TYPE_PATTERN } from '../operations/field-limits.js';
+import { TASK_TYPE_PATTERN } from '../validation/field-limits.js';
 
 /** A plan name, e.g. `free` or `pro`: lower-case, at most 32 characters. */
 export const PlanNameSchema = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be lower-case [a-z0-9_-], at most 32 characters');

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { DbContext, TxContext } from '../db/database.js';
-import { ACTIVE_STATUSES } from '../operations/operation-status.js';
+import { ACTIVE_STATUSES } from '../operations/lifecycle/operation-status.js';
 
 /**
  * SQL for `capacity_slots` (STYLE §2). A pool is a fixed set of slot rows `(pool_key, slot_no)`; a slot is free when

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Kysely, RawBuilder, Transaction } from 'kysely';
-import type { OperationStatus } from '../operations/operation-status.js';
+import type { OperationStatus } from '../operations/lifecycle/operation-status.js';
 import type { PrivacyMode } from '../owners/privacy-mode.js';
 
 /**

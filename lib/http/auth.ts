@@ -2,8 +2,8 @@ import type { APIGatewayProxyEventV2WithJWTAuthorizer } from 'aws-lambda';
 import { jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
 import { UnauthorizedError } from '../errors.js';
-import { FieldLimits } from '../operations/field-limits.js';
-import { parseOrThrow } from '../operations/zod-issues.js';
+import { FieldLimits } from '../validation/field-limits.js';
+import { parseOrThrow } from '../validation/parse-or-throw.js';
 import { RouteNotFoundError } from './http-errors.js';
 
 /**

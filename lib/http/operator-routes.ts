@@ -1,14 +1,14 @@
 import { recordLifecycle } from '../observability/lifecycle-events.js';
 import { getCapacityView, CapacityViewSchema } from '../capacity/capacity-view.js';
-import { OperatorOperationDetailSchema, getOperationDetailForOperator } from '../operations/operator-operation-detail.js';
+import { OperatorOperationDetailSchema, getOperationDetailForOperator } from '../operations/operator/operator-operation-detail.js';
 import {
   cancelAsOperator,
   listOperationsForOperator,
   OperatorOperationViewSchema,
   retryAsOperator,
   toOperatorView,
-} from '../operations/operator-operations.js';
-import { getThroughput, ThroughputDtoSchema } from '../operations/throughput.js';
+} from '../operations/operator/operator-operations.js';
+import { getThroughput, ThroughputDtoSchema } from '../operations/operator/throughput.js';
 import { redriveAsOperator, RedriveResultSchema } from '../queue/redrive-as-operator.js';
 import { resolveUnknownAsOperator, ResolvedRecoveryDtoSchema } from '../recovery/resolve-unknown-as-operator.js';
 import { listUnresolved } from '../recovery/unresolved.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { NotificationDtoSchema, OperationDtoSchema } from '../operations/operation-dto.js';
-import { OperatorOperationViewSchema } from '../operations/operator-operations.js';
+import { NotificationDtoSchema, OperationDtoSchema } from '../operations/owner/operation-dto.js';
+import { OperatorOperationViewSchema } from '../operations/operator/operator-operations.js';
 import { UnresolvedRecoveryDtoSchema } from '../recovery/unresolved.js';
 
 /** Body of `GET /api/operations` (DESIGN §7): at most 100 operation DTOs, newest first, and the opaque next cursor. */

@@ -20,7 +20,7 @@ import {
 } from '../errors.js';
 import { describeError, type Logger } from '../logger.js';
 import { ContentTooLargeError, MethodNotAllowedError, RouteNotFoundError } from './http-errors.js';
-import { statusUrlOf } from '../operations/operation-dto.js';
+import { statusUrlOf } from '../operations/owner/operation-dto.js';
 import {
   ChainBrokenError,
   InvalidRecoveryMoveError,

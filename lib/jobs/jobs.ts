@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { JobNotFoundError } from '../errors.js';
 import { assertOwnerScope, type OwnerScope } from '../operations/scopes.js';
-import { parseOrThrow } from '../operations/zod-issues.js';
+import { parseOrThrow } from '../validation/parse-or-throw.js';
 import { charCount, isWellFormedText, JobLimits } from './job-limits.js';
 import { findOwnedJob, insertJob, type JobRow } from './job.repository.js';
 

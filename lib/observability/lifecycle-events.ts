@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.js';
-import { FailureCode } from '../operations/failure-code.js';
-import type { OperationStatus } from '../operations/operation-status.js';
+import { FailureCode } from '../operations/lifecycle/failure-code.js';
+import type { OperationStatus } from '../operations/lifecycle/operation-status.js';
 import { MetricName, type OpsMetrics } from './metrics.js';
 
 /** Where lifecycle events go: a log line to `logger`, a count to `metrics`. Every service's deps carry both. */

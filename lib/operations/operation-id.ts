@@ -1,4 +1,8 @@
 import { v7 as uuidv7 } from 'uuid';
+import { z } from 'zod';
+
+/** An operation id: a lower-case UUID. */
+export const OperationIdSchema = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'must be an operation id');
 
 /**
  * A new operation id: a lower-case UUID version 7 (RFC 9562 §5.7, from the `uuid` package) — 48 bits of Unix time in

@@ -1,6 +1,6 @@
 import { ScopeViolationError, ValidationError } from '../errors.js';
 import type { Store } from '../db/store.js';
-import { FieldLimits } from './field-limits.js';
+import { FieldLimits } from '../validation/field-limits.js';
 
 /**
  * The owner scope (DESIGN §3): every query it issues filters by `owner_user_id`. Built from an authenticated

@@ -3,7 +3,7 @@ import type { DbContext } from '../db/database.js';
 import type { Store } from '../db/store.js';
 import { PlanNameSchema } from '../capacity/capacity-policy.js';
 import { assertOwnerScope, type OwnerScope } from '../operations/scopes.js';
-import { parseOrThrow } from '../operations/zod-issues.js';
+import { parseOrThrow } from '../validation/parse-or-throw.js';
 import type { TaskDefinition } from '../tasks/task-definition.js';
 import { findOwnerSettings, insertOwnerSettings, updateOwnerSettings, type OwnerSettingsRow } from './owner-settings.repository.js';
 import { PrivacyModeSchema, type PrivacyMode } from './privacy-mode.js';

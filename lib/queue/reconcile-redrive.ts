@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Store } from '../db/store.js';
 import { ValidationError } from '../errors.js';
-import { parseOrThrow } from '../operations/zod-issues.js';
+import { parseOrThrow } from '../validation/parse-or-throw.js';
 import { findRecoveryOperation, listCheckpoints } from '../recovery/recovery.repository.js';
 import type { RecoveryState } from '../recovery/recovery-model.js';
 import { takeOverRecoveryOperation } from '../recovery/take-over-recovery-operation.js';

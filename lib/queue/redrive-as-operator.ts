@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Store } from '../db/store.js';
 import { DeadLetterQueueNotConfiguredError } from '../errors.js';
-import { parseOrThrow } from '../operations/zod-issues.js';
+import { parseOrThrow } from '../validation/parse-or-throw.js';
 import type { DeadLetterQueue } from './dead-letter-queue.js';
 import { redriveDeadLetters } from './redrive-dlq.js';
 

@@ -9,8 +9,8 @@ import {
 import { z } from 'zod';
 import { isProviderRefusal, providerResult } from '../aws/provider-fault.js';
 import type { Store } from '../db/store.js';
-import { sha256Hex } from '../operations/request-hash.js';
-import { parseOrThrow } from '../operations/zod-issues.js';
+import { sha256Hex } from '../hashing/request-hash.js';
+import { parseOrThrow } from '../validation/parse-or-throw.js';
 import { beginDurableRecoveryOperation } from '../recovery/begin-recovery-operation.js';
 import { RecoveryKeyUsedError } from '../recovery/recovery-errors.js';
 import type { RecoveryHandle } from '../recovery/recovery-handle.js';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Store } from '../db/store.js';
-import { canonicalJson, sha256Hex } from '../operations/request-hash.js';
+import { canonicalJson, sha256Hex } from '../hashing/request-hash.js';
 import { ValidationError } from '../errors.js';
-import { parseOrThrow } from '../operations/zod-issues.js';
+import { parseOrThrow } from '../validation/parse-or-throw.js';
 import { genesisEvidence } from './chain-verification.js';
 import { parseEvidence, type Evidence } from './evidence.js';
 import { checkpointHash, GENESIS_PREV_HASH } from './hash-chain.js';

@@ -1,5 +1,5 @@
 import type { DbContext } from '../db/database.js';
-import { canonicalJson, sha256Hex } from '../operations/request-hash.js';
+import { canonicalJson, sha256Hex } from '../hashing/request-hash.js';
 import { verifyChain, type ChainVerdict } from './hash-chain.js';
 import { findRecoveryOperation, listCheckpoints, listRecoveryIds, type RecoveryOperationRow } from './recovery.repository.js';
 

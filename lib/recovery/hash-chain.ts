@@ -1,4 +1,4 @@
-import { canonicalJson, sha256Hex } from '../operations/request-hash.js';
+import { canonicalJson, sha256Hex } from '../hashing/request-hash.js';
 
 /** The `prev_hash` of checkpoint 0. */
 export const GENESIS_PREV_HASH = '0'.repeat(64);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Store } from '../db/store.js';
-import { canonicalJson } from '../operations/request-hash.js';
-import { parseOrThrow } from '../operations/zod-issues.js';
+import { canonicalJson } from '../hashing/request-hash.js';
+import { parseOrThrow } from '../validation/parse-or-throw.js';
 import { checkpointHash } from './hash-chain.js';
 import { RecoveryHandle } from './recovery-handle.js';
 import { NothingToTakeOverError } from './recovery-errors.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SecretInEvidenceError, ValidationError } from '../errors.js';
-import { parseOrThrow } from '../operations/zod-issues.js';
+import { parseOrThrow } from '../validation/parse-or-throw.js';
 import { EvidenceSchema, parseEvidence, type Evidence } from './evidence.js';
 import { VerificationRequiredError } from './recovery-errors.js';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { DbContext } from '../db/database.js';
 import { parseDbTime, toIsoOrNull } from '../db/db-time.js';
-import { parseOrThrow } from '../operations/zod-issues.js';
+import { parseOrThrow } from '../validation/parse-or-throw.js';
 import { loadVerifiedChain } from './chain-verification.js';
 import type { ChainVerdict } from './hash-chain.js';
 import { EFFECT_CLASSES, UNRESOLVED_RECOVERY_STATES, type EffectClass, type RecoveryState } from './recovery-model.js';

@@ -1,6 +1,6 @@
 import { ValidationError } from '../errors.js';
 import type { Store } from '../db/store.js';
-import { parseOrThrow } from '../operations/zod-issues.js';
+import { parseOrThrow } from '../validation/parse-or-throw.js';
 import { findRecoveryOperation } from '../recovery/recovery.repository.js';
 import { parseObjectRef, RESULT_OBJECTS_MODULE, ResultObjectPlanSchema } from './result-object-ledger.js';
 

@@ -1,7 +1,7 @@
 import type { Store } from '../db/store.js';
 import { describeError, type Logger } from '../logger.js';
 import type { OpsMetrics } from '../observability/metrics.js';
-import { FailureCode } from '../operations/failure-code.js';
+import { FailureCode } from '../operations/lifecycle/failure-code.js';
 import type { OperationPolicy } from '../operations/operation-policy.js';
 import type { WakeupSender } from '../queue/wakeup-sender.js';
 import { expireLeasesBatch, failPastDeadlineBatch, purgeBatch, reclaimCapacityBatch, takeDueWakeupsBatch } from './sweep-passes.js';

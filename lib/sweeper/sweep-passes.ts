@@ -2,10 +2,10 @@ import { releaseCapacity } from '../capacity/capacity.js';
 import { freeLeakedSlots, selectLeakedHolders } from '../capacity/capacity.repository.js';
 import { inTransaction } from '../db/transaction.js';
 import type { Store } from '../db/store.js';
-import { FailureCode } from '../operations/failure-code.js';
-import { deleteNotificationsOf, insertTerminalNotifications } from '../operations/notification.repository.js';
-import { deleteKeyAliasesOf } from '../operations/key-alias.repository.js';
-import { deleteEventsOf } from '../operations/operation-event.repository.js';
+import { FailureCode } from '../operations/lifecycle/failure-code.js';
+import { deleteNotificationsOf, insertTerminalNotifications } from '../operations/store/notification.repository.js';
+import { deleteKeyAliasesOf } from '../operations/store/key-alias.repository.js';
+import { deleteEventsOf } from '../operations/store/operation-event.repository.js';
 import {
   deleteOperations,
   selectDueWakeups,
@@ -13,8 +13,8 @@ import {
   selectPastDeadline,
   selectPurgeable,
   updateManyInStatus,
-} from '../operations/operation.repository.js';
-import { CLAIMABLE_STATUSES, TRANSITIONS } from '../operations/operation-status.js';
+} from '../operations/store/operation.repository.js';
+import { CLAIMABLE_STATUSES, TRANSITIONS } from '../operations/lifecycle/operation-status.js';
 
 /**
  * One batch of each sweeper duty (DESIGN §6). Each function is one short transaction over at most `limit` rows it

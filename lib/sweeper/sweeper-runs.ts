@@ -4,8 +4,8 @@ import { parseDbTime } from '../db/db-time.js';
 import type { Store } from '../db/store.js';
 import { inTransaction } from '../db/transaction.js';
 import { describeError, type Logger } from '../logger.js';
-import { LimitSchema } from '../operations/owner-reads.js';
-import { parseOrThrow } from '../operations/zod-issues.js';
+import { LimitSchema } from '../paging/page.js';
+import { parseOrThrow } from '../validation/parse-or-throw.js';
 import { SweepCountsSchema, type SweepCounts } from './sweep-counts.js';
 import { deleteSweeperRuns, insertSweeperRun, listLatestSweeperRuns, selectSweeperRunsOlderThan, type SweeperRunRow } from './sweeper-run.repository.js';
 

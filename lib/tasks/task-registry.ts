@@ -1,5 +1,5 @@
 import { UnknownTaskTypeError } from '../errors.js';
-import { TASK_TYPE_PATTERN } from '../operations/field-limits.js';
+import { TASK_TYPE_PATTERN } from '../validation/field-limits.js';
 import type { TaskDefinition } from './task-definition.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { LifecycleEvent } from '../observability/lifecycle-events.js';
-import type { ClaimedOperation } from '../operations/claim-operation.js';
-import type { FailureCode } from '../operations/failure-code.js';
+import type { ClaimedOperation } from '../operations/lease/claim-operation.js';
+import type { FailureCode } from '../operations/lifecycle/failure-code.js';
 
 /** The failure kinds that can leave attempts for later: the rest end the operation at once. */
 export type RetryableKind = 'retryable' | 'timeout';

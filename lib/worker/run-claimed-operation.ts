@@ -4,10 +4,10 @@ import { LeaseLostError, ValidationError } from '../errors.js';
 import { describeError, type Logger } from '../logger.js';
 import { recordLifecycle } from '../observability/lifecycle-events.js';
 import type { OpsMetrics } from '../observability/metrics.js';
-import { retryDelayMs } from '../operations/backoff.js';
-import type { ClaimedOperation } from '../operations/claim-operation.js';
-import { acknowledgeCancel, cancelRequestedUnderLease, completeOperation, failOperation, fallBackToExternal, heartbeat, type FailureKind } from '../operations/lease-operations.js';
-import { sendWakeup } from '../operations/admit-operation.js';
+import { retryDelayMs } from '../operations/lifecycle/backoff.js';
+import type { ClaimedOperation } from '../operations/lease/claim-operation.js';
+import { acknowledgeCancel, cancelRequestedUnderLease, completeOperation, failOperation, fallBackToExternal, heartbeat, type FailureKind } from '../operations/lease/lease-operations.js';
+import { sendWakeup } from '../queue/send-wakeup.js';
 import { taskPolicy, type OperationPolicy } from '../operations/operation-policy.js';
 import type { OwnerScope } from '../operations/scopes.js';
 import { isEntitled, loadOwnerSettings } from '../owners/owner-settings.js';
@@ -21,7 +21,7 @@ import { openModelSession } from '../ai/model-session.js';
 import { externalAllowed } from '../ai/route-permits.js';
 import { ModelCallError } from '../models/model-errors.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
-import { parseOrThrow } from '../operations/zod-issues.js';
+import { parseOrThrow } from '../validation/parse-or-throw.js';
 import { attemptEvent, type AttemptEnd } from './attempt-end.js';
 
 /** What running a claimed operation needs. */

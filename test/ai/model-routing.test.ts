@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseModelAttempts } from '../../lib/ai/model-provenance.js';
-import { admitOperation } from '../../lib/operations/admit-operation.js';
-import { cancelOperation } from '../../lib/operations/owner-commands.js';
-import { getOperation } from '../../lib/operations/owner-reads.js';
+import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
+import { cancelOperation } from '../../lib/operations/owner/owner-commands.js';
+import { getOperation } from '../../lib/operations/owner/owner-reads.js';
 import { OwnerScope } from '../../lib/operations/scopes.js';
 import { updateOwnSettings } from '../../lib/owners/owner-settings.js';
 import { processWakeup } from '../../lib/worker/worker-handler.js';

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CapacityExhaustedError, NotEntitledError } from '../../lib/errors.js';
-import { admitOperation } from '../../lib/operations/admit-operation.js';
-import { claimNextOperation, enterOwnerScope } from '../../lib/operations/claim-operation.js';
-import { completeOperation } from '../../lib/operations/lease-operations.js';
-import { cancelOperation, retryOperation } from '../../lib/operations/owner-commands.js';
-import { getOperation } from '../../lib/operations/owner-reads.js';
+import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
+import { claimNextOperation, enterOwnerScope } from '../../lib/operations/lease/claim-operation.js';
+import { completeOperation } from '../../lib/operations/lease/lease-operations.js';
+import { cancelOperation, retryOperation } from '../../lib/operations/owner/owner-commands.js';
+import { getOperation } from '../../lib/operations/owner/owner-reads.js';
 import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
 import { setOwnerPlan, updateOwnSettings } from '../../lib/owners/owner-settings.js';
 import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';

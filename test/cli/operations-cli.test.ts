@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admitOperation } from '../../lib/operations/admit-operation.js';
-import { claimNextOperation, enterOwnerScope } from '../../lib/operations/claim-operation.js';
-import { failOperation } from '../../lib/operations/lease-operations.js';
+import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
+import { claimNextOperation, enterOwnerScope } from '../../lib/operations/lease/claim-operation.js';
+import { failOperation } from '../../lib/operations/lease/lease-operations.js';
 import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
 import { recordModelAttempt } from '../../lib/ai/record-model-attempt.js';
 import { testDeps } from '../support/fixtures.js';

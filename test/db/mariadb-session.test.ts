@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../lib/db/transaction.js';
-import { claimCandidateQuery } from '../../lib/operations/operation.repository.js';
+import { claimCandidateQuery } from '../../lib/operations/store/operation.repository.js';
 import { createTestDatabase, hasMariadb, type TestDatabase } from '../support/test-store.js';
 
 describe.skipIf(!hasMariadb())('MariaDB sessions and the claim plan', () => {

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import type { PublishedSnapshot } from '../../lib/features/strategy-snapshot/strategy-snapshot.js';
 import type { JobRow } from '../../lib/jobs/job.repository.js';
-import type { NotificationRow } from '../../lib/operations/notification.repository.js';
-import type { OperationRow } from '../../lib/operations/operation.repository.js';
-import { ALL_STATUSES, TERMINAL_STATUSES } from '../../lib/operations/operation-status.js';
+import type { NotificationRow } from '../../lib/operations/store/notification.repository.js';
+import type { OperationRow } from '../../lib/operations/store/operation.repository.js';
+import { ALL_STATUSES, TERMINAL_STATUSES } from '../../lib/operations/lifecycle/operation-status.js';
 
 /**
  * Random rows for the DTO-hygiene properties: every column arbitrary within its schema bounds (lengths in code points,

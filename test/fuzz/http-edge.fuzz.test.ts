@@ -8,7 +8,7 @@ import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, signDevToken } from '../../lib/ht
 import { startLocalHttpServer, type LocalHttpServer } from '../../lib/http/local-http-server.js';
 import { ProblemSchema } from '../../lib/http/problem-details.js';
 import { silentLogger } from '../../lib/logger.js';
-import { failOperation } from '../../lib/operations/lease-operations.js';
+import { failOperation } from '../../lib/operations/lease/lease-operations.js';
 import { OwnerScope } from '../../lib/operations/scopes.js';
 import { updateOwnSettings } from '../../lib/owners/owner-settings.js';
 import { createApiTestApp, type ApiTestApp } from '../http/api-test-app.js';

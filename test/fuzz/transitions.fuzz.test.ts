@@ -8,7 +8,7 @@ import {
   TRANSITIONS,
   type OperationEvent,
   type OperationStatus,
-} from '../../lib/operations/operation-status.js';
+} from '../../lib/operations/lifecycle/operation-status.js';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
 import { assertsCoverage, FUZZ_TEST_TIMEOUT_MS, fuzzParameters } from './fuzz-settings.js';
 import { EVENTS_OF_STEP, FUZZ_OWNER, FUZZ_TASK_TYPE, stepArbitrary, TransitionRig, type Step, type StepOutcome, type WorldState } from './transition-steps.js';

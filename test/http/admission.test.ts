@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OperationDtoSchema } from '../../lib/operations/operation-dto.js';
+import { OperationDtoSchema } from '../../lib/operations/owner/operation-dto.js';
 import type { ApiEventInput } from '../support/api-events.js';
 import { DIALECTS, hasMariadb } from '../support/test-store.js';
 import { createApiTestApp, type ApiTestApp } from './api-test-app.js';

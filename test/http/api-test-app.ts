@@ -4,7 +4,7 @@ import { loadConfig } from '../../lib/config.js';
 import { createApiHandler, type ApiDeps, type ApiHandler } from '../../lib/http/api-handler.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import { noopMetrics } from '../../lib/observability/metrics.js';
-import { claimNextOperation, enterOwnerScope, type ClaimedOperation } from '../../lib/operations/claim-operation.js';
+import { claimNextOperation, enterOwnerScope, type ClaimedOperation } from '../../lib/operations/lease/claim-operation.js';
 import { policyFromConfig } from '../../lib/operations/operation-policy.js';
 import { WorkerScope, type OwnerScope } from '../../lib/operations/scopes.js';
 import type { DeadLetterQueue } from '../../lib/queue/dead-letter-queue.js';

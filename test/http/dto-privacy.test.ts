@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { failOperation } from '../../lib/operations/lease-operations.js';
-import { NotificationDtoSchema, OperationDtoSchema } from '../../lib/operations/operation-dto.js';
+import { failOperation } from '../../lib/operations/lease/lease-operations.js';
+import { NotificationDtoSchema, OperationDtoSchema } from '../../lib/operations/owner/operation-dto.js';
 import type { ParsedResponse } from '../support/api-events.js';
 import { DIALECTS, hasMariadb } from '../support/test-store.js';
 import { createApiTestApp, type ApiTestApp } from './api-test-app.js';

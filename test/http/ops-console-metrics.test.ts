@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capacityPolicy } from '../../lib/capacity/capacity-policy.js';
-import { completeOperation, failOperation } from '../../lib/operations/lease-operations.js';
+import { completeOperation, failOperation } from '../../lib/operations/lease/lease-operations.js';
 import { setOwnerPlan } from '../../lib/owners/owner-settings.js';
 import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';
 import { SWEEPER_RUN_RETENTION_MS } from '../../lib/sweeper/sweeper-runs.js';

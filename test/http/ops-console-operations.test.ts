@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimNextOperation, enterOwnerScope } from '../../lib/operations/claim-operation.js';
-import { completeOperation, failOperation } from '../../lib/operations/lease-operations.js';
+import { claimNextOperation, enterOwnerScope } from '../../lib/operations/lease/claim-operation.js';
+import { completeOperation, failOperation } from '../../lib/operations/lease/lease-operations.js';
 import { WorkerScope } from '../../lib/operations/scopes.js';
 import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';
 import type { ApiEventInput, ParsedResponse } from '../support/api-events.js';

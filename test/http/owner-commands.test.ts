@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { completeOperation } from '../../lib/operations/lease-operations.js';
-import { OperationDtoSchema } from '../../lib/operations/operation-dto.js';
+import { completeOperation } from '../../lib/operations/lease/lease-operations.js';
+import { OperationDtoSchema } from '../../lib/operations/owner/operation-dto.js';
 import { DIALECTS, hasMariadb } from '../support/test-store.js';
 import { createApiTestApp, type ApiTestApp } from './api-test-app.js';
 

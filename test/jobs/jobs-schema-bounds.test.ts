@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FieldLimits } from '../../lib/operations/field-limits.js';
+import { FieldLimits } from '../../lib/validation/field-limits.js';
 import { JobLimits } from '../../lib/jobs/job-limits.js';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
 

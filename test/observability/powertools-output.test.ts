@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { localLambdaContext } from '../../lib/local/lambda-context.js';
 import { MetricName } from '../../lib/observability/metrics.js';
 import { createObservability, publishMetricsMiddleware } from '../../lib/observability/observability.js';
-import { admitOperation } from '../../lib/operations/admit-operation.js';
+import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
 import { OwnerScope } from '../../lib/operations/scopes.js';
 import { createWorkerHandler } from '../../lib/worker/worker-handler.js';
 import { testDeps } from '../support/fixtures.js';

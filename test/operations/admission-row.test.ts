@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admitOperation } from '../../lib/operations/admit-operation.js';
-import { findOwnedOperation } from '../../lib/operations/operation.repository.js';
+import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
+import { findOwnedOperation } from '../../lib/operations/store/operation.repository.js';
 import { OwnerScope } from '../../lib/operations/scopes.js';
 import { testDeps } from '../support/fixtures.js';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';

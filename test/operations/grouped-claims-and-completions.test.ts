@@ -1,10 +1,10 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../lib/errors.js';
-import { admitOperation } from '../../lib/operations/admit-operation.js';
-import { claimNextOperation, enterOwnerScope, type ClaimedOperation } from '../../lib/operations/claim-operation.js';
-import { cancelRequestedUnderLease, completeOperation } from '../../lib/operations/lease-operations.js';
-import { cancelOperation } from '../../lib/operations/owner-commands.js';
+import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
+import { claimNextOperation, enterOwnerScope, type ClaimedOperation } from '../../lib/operations/lease/claim-operation.js';
+import { cancelRequestedUnderLease, completeOperation } from '../../lib/operations/lease/lease-operations.js';
+import { cancelOperation } from '../../lib/operations/owner/owner-commands.js';
 import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
 import { expectCapacityMatchesActive, heldSlots } from '../support/capacity-invariant.js';
 import { testDeps } from '../support/fixtures.js';

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { admitOperation } from '../../lib/operations/admit-operation.js';
-import { claimNextOperation, enterOwnerScope } from '../../lib/operations/claim-operation.js';
-import { completeOperation, failOperation, heartbeat } from '../../lib/operations/lease-operations.js';
-import { timelineKindOf } from '../../lib/operations/operation-timeline.js';
-import { cancelOperation } from '../../lib/operations/owner-commands.js';
+import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
+import { claimNextOperation, enterOwnerScope } from '../../lib/operations/lease/claim-operation.js';
+import { completeOperation, failOperation, heartbeat } from '../../lib/operations/lease/lease-operations.js';
+import { timelineKindOf } from '../../lib/operations/operator/operation-timeline.js';
+import { cancelOperation } from '../../lib/operations/owner/owner-commands.js';
 import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
 import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';
 import { testDeps } from '../support/fixtures.js';

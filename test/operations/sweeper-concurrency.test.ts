@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admitOperation } from '../../lib/operations/admit-operation.js';
-import { claimNextOperation } from '../../lib/operations/claim-operation.js';
+import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
+import { claimNextOperation } from '../../lib/operations/lease/claim-operation.js';
 import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
 import { runSweepOnce, type SweepCounts } from '../../lib/sweeper/run-sweep-once.js';
 import { testDeps } from '../support/fixtures.js';

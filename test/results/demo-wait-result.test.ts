@@ -1,9 +1,9 @@
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLocalQueue, type LocalQueue } from '../../lib/local/local-queue.js';
-import { admitOperation } from '../../lib/operations/admit-operation.js';
-import { cancelOperation } from '../../lib/operations/owner-commands.js';
-import { getOperation } from '../../lib/operations/owner-reads.js';
+import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
+import { cancelOperation } from '../../lib/operations/owner/owner-commands.js';
+import { getOperation } from '../../lib/operations/owner/owner-reads.js';
 import { OwnerScope } from '../../lib/operations/scopes.js';
 import { loadVerifiedChain } from '../../lib/recovery/chain-verification.js';
 import { findRecoveryByKey } from '../../lib/recovery/recovery.repository.js';

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type { Store } from '../../lib/db/store.js';
-import { ACTIVE_STATUSES } from '../../lib/operations/operation-status.js';
+import { ACTIVE_STATUSES } from '../../lib/operations/lifecycle/operation-status.js';
 
 /**
  * Asserts the capacity invariant (DESIGN §4): every active operation holds exactly one owner slot and one global slot,

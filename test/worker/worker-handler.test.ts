@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { admitOperation } from '../../lib/operations/admit-operation.js';
-import { cancelOperation } from '../../lib/operations/owner-commands.js';
-import { getOperation } from '../../lib/operations/owner-reads.js';
+import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
+import { cancelOperation } from '../../lib/operations/owner/owner-commands.js';
+import { getOperation } from '../../lib/operations/owner/owner-reads.js';
 import { OwnerScope } from '../../lib/operations/scopes.js';
 import { createWorkerHandler, type WorkerDeps } from '../../lib/worker/worker-handler.js';
 import { testDeps } from '../support/fixtures.js';

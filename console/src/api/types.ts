@@ -7,7 +7,7 @@
  * file too.
  */
 
-/** The states of an operation, in lifecycle order (lib/operations/operation-status.ts). */
+/** The states of an operation, in lifecycle order (lib/operations/lifecycle/operation-status.ts). */
 export const OPERATION_STATUSES = [
   'queued',
   'running',

@@ -1,5 +1,5 @@
-import { admitOperation, type Admission, type AdmissionDeps } from '../../operations/admit-operation.js';
-import { findActiveForSubject } from '../../operations/operation.repository.js';
+import { admitOperation, type Admission, type AdmissionDeps } from '../../operations/admission/admit-operation.js';
+import { findActiveForSubject } from '../../operations/store/operation.repository.js';
 import { assertOwnerScope, type OwnerScope } from '../../operations/scopes.js';
 import { parseDbTime } from '../../db/db-time.js';
 import { SnapshotNotFoundError } from '../../errors.js';

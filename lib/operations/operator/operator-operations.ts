@@ -1,18 +1,19 @@
 import { z } from 'zod';
-import { ModelAttemptSchema, parseModelAttempts } from '../ai/model-provenance.js';
-import { toIsoOrNull } from '../db/db-time.js';
-import type { Store } from '../db/store.js';
-import { OperationNotFoundError } from '../errors.js';
-import { FieldLimits, TASK_TYPE_PATTERN } from './field-limits.js';
-import { decodeCursor, encodeCursor } from './list-cursor.js';
-import { OperationDtoSchema, toOperationDto } from './operation-dto.js';
-import { findOperationById, listOperationsWhere, type OperationRow } from './operation.repository.js';
-import { ALL_STATUSES, type OperationStatus } from './operation-status.js';
-import { cancelOperation, retryOperation, type RetryDeps } from './owner-commands.js';
-import { LimitSchema, OperationIdSchema, pageOf, type Page } from './owner-reads.js';
-import { OwnerScope } from './scopes.js';
-import { parseOrThrow } from './zod-issues.js';
-import type { Telemetry } from '../observability/lifecycle-events.js';
+import { ModelAttemptSchema, parseModelAttempts } from '../../ai/model-provenance.js';
+import { toIsoOrNull } from '../../db/db-time.js';
+import type { Store } from '../../db/store.js';
+import { OperationNotFoundError } from '../../errors.js';
+import { FieldLimits, TASK_TYPE_PATTERN } from '../../validation/field-limits.js';
+import { decodeCursor, encodeCursor } from '../../paging/list-cursor.js';
+import { OperationDtoSchema, toOperationDto } from '../owner/operation-dto.js';
+import { findOperationById, listOperationsWhere, type OperationRow } from '../store/operation.repository.js';
+import { ALL_STATUSES, type OperationStatus } from '../lifecycle/operation-status.js';
+import { cancelOperation, retryOperation, type RetryDeps } from '../owner/owner-commands.js';
+import { LimitSchema, pageOf, type Page } from '../../paging/page.js';
+import { OperationIdSchema } from '../operation-id.js';
+import { OwnerScope } from '../scopes.js';
+import { parseOrThrow } from '../../validation/parse-or-throw.js';
+import type { Telemetry } from '../../observability/lifecycle-events.js';
 
 /**
  * Query of the operator's operation listing (DESIGN §8 ops surface; `durable-ops list`): optional `status`,

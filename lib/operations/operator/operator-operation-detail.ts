@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { Store } from '../db/store.js';
-import { parseDbTime } from '../db/db-time.js';
-import { listLatestNotificationsOf, type NotificationRow } from './notification.repository.js';
-import { listLatestEventsOf } from './operation-event.repository.js';
+import type { Store } from '../../db/store.js';
+import { parseDbTime } from '../../db/db-time.js';
+import { listLatestNotificationsOf, type NotificationRow } from '../store/notification.repository.js';
+import { listLatestEventsOf } from '../store/operation-event.repository.js';
 import { TimelineEventSchema, toTimelineEvent } from './operation-timeline.js';
 import { getOperationForOperator, OperatorOperationViewSchema, toOperatorView } from './operator-operations.js';
 

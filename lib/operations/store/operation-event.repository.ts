@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { DbContext, OperationEventsTable, TxContext } from '../db/database.js';
+import type { DbContext, OperationEventsTable, TxContext } from '../../db/database.js';
 
 /**
  * SQL for `operation_events` (STYLE §2), the history the triggers on `operations` write (one row per change of an

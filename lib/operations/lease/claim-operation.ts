@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { ensurePool, reserveSlot, routePoolKey } from '../capacity/capacity.js';
-import type { CapacityPolicy } from '../capacity/capacity-policy.js';
-import { GroupCommit } from '../db/group-commit.js';
-import type { Store } from '../db/store.js';
-import { inTransaction } from '../db/transaction.js';
-import type { TaskRegistry } from '../tasks/task-registry.js';
-import type { PrivacyMode } from '../owners/privacy-mode.js';
-import { markClaimed, selectClaimCandidates, type ClaimGroup, type LeaseKey, type OperationRow } from './operation.repository.js';
-import type { OperationStatus } from './operation-status.js';
-import type { TxContext } from '../db/database.js';
-import { taskPolicy, type OperationPolicy } from './operation-policy.js';
-import { assertWorkerScope, OwnerScope, type WorkerScope } from './scopes.js';
+import { ensurePool, reserveSlot, routePoolKey } from '../../capacity/capacity.js';
+import type { CapacityPolicy } from '../../capacity/capacity-policy.js';
+import { GroupCommit } from '../../db/group-commit.js';
+import type { Store } from '../../db/store.js';
+import { inTransaction } from '../../db/transaction.js';
+import type { TaskRegistry } from '../../tasks/task-registry.js';
+import type { PrivacyMode } from '../../owners/privacy-mode.js';
+import { markClaimed, selectClaimCandidates, type ClaimGroup, type LeaseKey, type OperationRow } from '../store/operation.repository.js';
+import type { OperationStatus } from '../lifecycle/operation-status.js';
+import type { TxContext } from '../../db/database.js';
+import { taskPolicy, type OperationPolicy } from '../operation-policy.js';
+import { assertWorkerScope, OwnerScope, type WorkerScope } from '../scopes.js';
 
 /**
  * A claimed operation: what the worker needs to run it and to write under its lease. Holds the lease token:

@@ -1,4 +1,4 @@
-import { InvalidTransitionError } from '../errors.js';
+import { InvalidTransitionError } from '../../errors.js';
 
 /**
  * The states of an operation (DESIGN §2).

@@ -1,20 +1,21 @@
-import { prepareAdmissionPools, releaseCapacity, reserveAdmission, restoreMissingPools } from '../capacity/capacity.js';
-import { CapacityExhaustedError, InvalidTransitionError, NotEntitledError, OperationNotFoundError, RetryLimitReachedError } from '../errors.js';
-import { silentLogger } from '../logger.js';
-import { recordLifecycle, type Telemetry } from '../observability/lifecycle-events.js';
-import { noopMetrics } from '../observability/metrics.js';
-import { isEntitled, loadOwnerSettings } from '../owners/owner-settings.js';
-import { inTransaction } from '../db/transaction.js';
-import type { TaskRegistry } from '../tasks/task-registry.js';
-import { sendWakeup, type AdmissionDeps } from './admit-operation.js';
-import { insertTerminalNotifications } from './notification.repository.js';
-import { findOwnedOperation, updateOwnedInStatus, type OperationRow } from './operation.repository.js';
-import { taskPolicy } from './operation-policy.js';
-import { nextStatus, TRANSITIONS } from './operation-status.js';
+import { prepareAdmissionPools, releaseCapacity, reserveAdmission, restoreMissingPools } from '../../capacity/capacity.js';
+import { CapacityExhaustedError, InvalidTransitionError, NotEntitledError, OperationNotFoundError, RetryLimitReachedError } from '../../errors.js';
+import { silentLogger } from '../../logger.js';
+import { recordLifecycle, type Telemetry } from '../../observability/lifecycle-events.js';
+import { noopMetrics } from '../../observability/metrics.js';
+import { isEntitled, loadOwnerSettings } from '../../owners/owner-settings.js';
+import { inTransaction } from '../../db/transaction.js';
+import type { TaskRegistry } from '../../tasks/task-registry.js';
+import type { AdmissionDeps } from '../admission/admit-operation.js';
+import { sendWakeup } from '../../queue/send-wakeup.js';
+import { insertTerminalNotifications } from '../store/notification.repository.js';
+import { findOwnedOperation, updateOwnedInStatus, type OperationRow } from '../store/operation.repository.js';
+import { taskPolicy } from '../operation-policy.js';
+import { nextStatus, TRANSITIONS } from '../lifecycle/operation-status.js';
 import { getOperation } from './owner-reads.js';
-import { stricterPrivacy } from '../owners/privacy-mode.js';
-import { assertSubjectFree } from './exclusive-subject.js';
-import { assertOwnerScope, type OwnerScope } from './scopes.js';
+import { stricterPrivacy } from '../../owners/privacy-mode.js';
+import { assertSubjectFree } from '../admission/exclusive-subject.js';
+import { assertOwnerScope, type OwnerScope } from '../scopes.js';
 
 /** Guarded updates that lose a race are re-decided from a fresh read at most this many times. */
 const MAX_RACES = 5;

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
-import type { DbContext, OperationNotificationsTable, TxContext } from '../db/database.js';
+import type { DbContext, OperationNotificationsTable, TxContext } from '../../db/database.js';
 import type { ListPosition } from './operation.repository.js';
-import { TERMINAL_STATUSES } from './operation-status.js';
+import { TERMINAL_STATUSES } from '../lifecycle/operation-status.js';
 
 /** A row of `operation_notifications` as read. */
 export type NotificationRow = Selectable<OperationNotificationsTable>;

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { parseDbTime } from '../db/db-time.js';
-import { FailureCode } from './failure-code.js';
-import type { OperationEventRow } from './operation-event.repository.js';
-import { ALL_STATUSES, WAITING_STATUSES, type OperationStatus } from './operation-status.js';
+import { parseDbTime } from '../../db/db-time.js';
+import { FailureCode } from '../lifecycle/failure-code.js';
+import type { OperationEventRow } from '../store/operation-event.repository.js';
+import { ALL_STATUSES, WAITING_STATUSES, type OperationStatus } from '../lifecycle/operation-status.js';
 
 /**
  * What one change of an operation was, as the operator console names it (issue 9), derived from the recorded change

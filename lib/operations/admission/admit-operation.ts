@@ -1,25 +1,25 @@
-import { prepareAdmissionPools, reserveAdmission, restoreMissingPools } from '../capacity/capacity.js';
-import type { CapacityPolicy } from '../capacity/capacity-policy.js';
-import { inTransaction } from '../db/transaction.js';
-import { CapacityExhaustedError, NotEntitledError, ValidationError } from '../errors.js';
-import { isEntitled, loadOwnerSettings } from '../owners/owner-settings.js';
-import type { Logger } from '../logger.js';
-import { describeError } from '../logger.js';
-import { recordLifecycle } from '../observability/lifecycle-events.js';
-import type { OpsMetrics } from '../observability/metrics.js';
-import type { WakeupSender } from '../queue/wakeup-sender.js';
-import type { TaskDefinition } from '../tasks/task-definition.js';
-import type { TaskRegistry } from '../tasks/task-registry.js';
+import { prepareAdmissionPools, reserveAdmission, restoreMissingPools } from '../../capacity/capacity.js';
+import type { CapacityPolicy } from '../../capacity/capacity-policy.js';
+import { inTransaction } from '../../db/transaction.js';
+import { CapacityExhaustedError, NotEntitledError, ValidationError } from '../../errors.js';
+import { isEntitled, loadOwnerSettings } from '../../owners/owner-settings.js';
+import type { Logger } from '../../logger.js';
+import { recordLifecycle } from '../../observability/lifecycle-events.js';
+import type { OpsMetrics } from '../../observability/metrics.js';
+import type { WakeupSender } from '../../queue/wakeup-sender.js';
+import { sendWakeup } from '../../queue/send-wakeup.js';
+import type { TaskDefinition } from '../../tasks/task-definition.js';
+import type { TaskRegistry } from '../../tasks/task-registry.js';
 import { AdmitRequestSchema, IdempotencyKeySchema, type AdmitRequest } from './admission-schema.js';
-import { FieldLimits } from './field-limits.js';
+import { FieldLimits } from '../../validation/field-limits.js';
 import { reuseActiveOperation } from './exclusive-subject.js';
 import { findReplay } from './idempotent-replay.js';
-import { newOperationId } from './operation-id.js';
-import { insertOperation, type OperationRow } from './operation.repository.js';
-import { taskPolicy, type OperationPolicy } from './operation-policy.js';
-import { canonicalJson, requestHash } from './request-hash.js';
-import { assertOwnerScope, type OwnerScope } from './scopes.js';
-import { parseOrThrow } from './zod-issues.js';
+import { newOperationId } from '../operation-id.js';
+import { insertOperation, type OperationRow } from '../store/operation.repository.js';
+import { taskPolicy, type OperationPolicy } from '../operation-policy.js';
+import { canonicalJson, requestHash } from '../../hashing/request-hash.js';
+import { assertOwnerScope, type OwnerScope } from '../scopes.js';
+import { parseOrThrow } from '../../validation/parse-or-throw.js';
 
 /** What admission needs besides the owner scope. */
 export interface AdmissionDeps {
@@ -184,18 +184,5 @@ async function admitParsed(scope: OwnerScope, deps: AdmissionDeps, { key, reques
     if (!inserted) throw new Error(`Operation ${id} committed without its inserted row`);
     await sendWakeup(deps, { v: 1, reason: 'admitted', operationId: id });
     return { operation: inserted, replayed: false };
-  }
-}
-
-/** Sends one wake-up after a commit; failures are logged only (the sweeper re-sends). */
-export async function sendWakeup(
-  deps: Pick<AdmissionDeps, 'wakeups' | 'logger'>,
-  message: Parameters<WakeupSender['send']>[0][number],
-  delaySeconds = 0,
-): Promise<void> {
-  try {
-    await deps.wakeups.send([message], { delaySeconds });
-  } catch (error) {
-    deps.logger.warn('wake-up send failed; the sweeper will re-send it', { operationId: message.operationId, ...describeError(error) });
   }
 }

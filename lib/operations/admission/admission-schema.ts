@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FieldLimits, IDEMPOTENCY_KEY_PATTERN, TASK_TYPE_PATTERN } from './field-limits.js';
+import { FieldLimits, IDEMPOTENCY_KEY_PATTERN, TASK_TYPE_PATTERN } from '../../validation/field-limits.js';
 
 /** An `Idempotency-Key`: 1–128 characters of `[A-Za-z0-9._:-]` (DESIGN §7). */
 export const IdempotencyKeySchema = z.string().regex(IDEMPOTENCY_KEY_PATTERN, 'must be 1–128 characters of A-Z a-z 0-9 . _ : -');

@@ -1,4 +1,4 @@
-import type { RetryPolicy } from '../tasks/task-definition.js';
+import type { RetryPolicy } from '../../tasks/task-definition.js';
 
 /**
  * Delay before the attempt after `attempt` failed, in **milliseconds**: exponential backoff with "equal

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { DbContext } from '../db/database.js';
-import { databaseNow } from '../db/database-clock.js';
-import { parseDbTime } from '../db/db-time.js';
-import { countEventsPerMinute } from './operation-event.repository.js';
-import { parseOrThrow } from './zod-issues.js';
+import type { DbContext } from '../../db/database.js';
+import { databaseNow } from '../../db/database-clock.js';
+import { parseDbTime } from '../../db/db-time.js';
+import { countEventsPerMinute } from '../store/operation-event.repository.js';
+import { parseOrThrow } from '../../validation/parse-or-throw.js';
 
 /** Most minutes one throughput read covers: a day. */
 export const MAX_THROUGHPUT_MINUTES = 1440;

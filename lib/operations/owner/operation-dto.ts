@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { parseDbTime, toIsoOrNull } from '../db/db-time.js';
-import { ALL_STATUSES, type OperationStatus } from './operation-status.js';
-import type { OperationRow } from './operation.repository.js';
-import type { NotificationRow } from './notification.repository.js';
+import { parseDbTime, toIsoOrNull } from '../../db/db-time.js';
+import { ALL_STATUSES, type OperationStatus } from '../lifecycle/operation-status.js';
+import type { OperationRow } from '../store/operation.repository.js';
+import type { NotificationRow } from '../store/notification.repository.js';
 
 const isoOrNull = z.string().datetime().nullable();
 

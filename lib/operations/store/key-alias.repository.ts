@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { DbContext, OperationKeyAliasesTable, TxContext } from '../db/database.js';
+import type { DbContext, OperationKeyAliasesTable, TxContext } from '../../db/database.js';
 
 /**
  * SQL for `operation_key_aliases` (STYLE §2): idempotency keys a feature producer answered with an already active

@@ -1,16 +1,16 @@
-import { releaseCapacity } from '../capacity/capacity.js';
-import { LeaseLostError, ScopeViolationError, ValidationError } from '../errors.js';
-import { GO_ALONE, GroupCommit } from '../db/group-commit.js';
-import type { Store } from '../db/store.js';
-import { inTransaction } from '../db/transaction.js';
+import { releaseCapacity } from '../../capacity/capacity.js';
+import { LeaseLostError, ScopeViolationError, ValidationError } from '../../errors.js';
+import { GO_ALONE, GroupCommit } from '../../db/group-commit.js';
+import type { Store } from '../../db/store.js';
+import { inTransaction } from '../../db/transaction.js';
 import type { ClaimedOperation } from './claim-operation.js';
-import { FailureCode, type FailureCode as FailureCodeValue } from './failure-code.js';
-import { FieldLimits, truncate } from './field-limits.js';
-import { insertTerminalNotifications } from './notification.repository.js';
-import { findLeaseStates, findOwnedOperation, lockLiveLeases, updateManyUnderLease, updateUnderLease } from './operation.repository.js';
-import type { OperationStatus } from './operation-status.js';
-import type { TaskCompletion } from '../tasks/task-definition.js';
-import { assertOwnerScope, type OwnerScope } from './scopes.js';
+import { FailureCode, type FailureCode as FailureCodeValue } from '../lifecycle/failure-code.js';
+import { FieldLimits, truncate } from '../../validation/field-limits.js';
+import { insertTerminalNotifications } from '../store/notification.repository.js';
+import { findLeaseStates, findOwnedOperation, lockLiveLeases, updateManyUnderLease, updateUnderLease } from '../store/operation.repository.js';
+import type { OperationStatus } from '../lifecycle/operation-status.js';
+import type { TaskCompletion } from '../../tasks/task-definition.js';
+import { assertOwnerScope, type OwnerScope } from '../scopes.js';
 
 function assertLeaseInScope(scope: OwnerScope, lease: ClaimedOperation): void {
   assertOwnerScope(scope);

@@ -1,8 +1,8 @@
-import type { TxContext } from '../db/database.js';
-import { SubjectBusyError } from '../errors.js';
-import type { ExclusiveSubject } from '../tasks/task-definition.js';
-import { insertKeyAlias } from './key-alias.repository.js';
-import { findActiveForSubject, type OperationRow } from './operation.repository.js';
+import type { TxContext } from '../../db/database.js';
+import { SubjectBusyError } from '../../errors.js';
+import type { ExclusiveSubject } from '../../tasks/task-definition.js';
+import { insertKeyAlias } from '../store/key-alias.repository.js';
+import { findActiveForSubject, type OperationRow } from '../store/operation.repository.js';
 
 /** One subject of an exclusive-subject task type, as admission and retry see it. */
 export interface SubjectRef {

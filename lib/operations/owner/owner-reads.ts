@@ -1,25 +1,14 @@
 import { z } from 'zod';
-import { OperationNotFoundError } from '../errors.js';
-import { decodeCursor, encodeCursor } from './list-cursor.js';
-import { listOwnerNotifications, type NotificationRow } from './notification.repository.js';
-import { findOwnedOperation, listOwnedOperations, type OperationRow } from './operation.repository.js';
-import { ALL_STATUSES, type OperationStatus } from './operation-status.js';
-import { TASK_TYPE_PATTERN } from './field-limits.js';
-import { assertOwnerScope, type OwnerScope } from './scopes.js';
-import { parseOrThrow } from './zod-issues.js';
-
-/** A page size in a query string: 1–100, plain decimal digits only (no `1e2`, `0x10`, `+5`), default 20. */
-export const LimitSchema = z
-  .string()
-  .regex(/^[1-9]\d{0,2}$/, 'must be a whole number 1–100')
-  .transform(Number)
-  .pipe(z.number().max(100, 'must be a whole number 1–100'))
-  .default(20)
-  // What a client sends, for the OpenAPI document: the integer the digits spell (the schema itself parses the string).
-  .meta({ type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Page size: 1–100, plain decimal digits.' });
-
-/** An operation id: a lower-case UUID. */
-export const OperationIdSchema = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'must be an operation id');
+import { LimitSchema, pageOf, type Page } from '../../paging/page.js';
+import { OperationIdSchema } from '../operation-id.js';
+import { OperationNotFoundError } from '../../errors.js';
+import { decodeCursor, encodeCursor } from '../../paging/list-cursor.js';
+import { listOwnerNotifications, type NotificationRow } from '../store/notification.repository.js';
+import { findOwnedOperation, listOwnedOperations, type OperationRow } from '../store/operation.repository.js';
+import { ALL_STATUSES, type OperationStatus } from '../lifecycle/operation-status.js';
+import { TASK_TYPE_PATTERN } from '../../validation/field-limits.js';
+import { assertOwnerScope, type OwnerScope } from '../scopes.js';
+import { parseOrThrow } from '../../validation/parse-or-throw.js';
 
 /** Query of `GET /api/operations` (DESIGN §7): `limit` 1–100 (default 20), opaque `cursor`. */
 export const ListOperationsQuerySchema = z
@@ -38,12 +27,6 @@ export const ListNotificationsQuerySchema = z
     cursor: z.string().min(1).max(200).optional(),
   })
   .strict();
-
-/** A page of rows and the cursor of the next page (null on the last page). */
-export interface Page<T> {
-  readonly items: T[];
-  readonly nextCursor: string | null;
-}
 
 /**
  * The owner's operation `id`.
@@ -80,11 +63,4 @@ export async function listNotifications(scope: OwnerScope, query: unknown): Prom
   const after = position ? { createdAt: position.createdAt, id: position.id, cycle: position.cycle ?? 0 } : undefined;
   const rows = await listOwnerNotifications(scope.store, scope.ownerUserId, q.limit + 1, after);
   return pageOf(rows, q.limit, (last) => encodeCursor({ createdAt: last.created_at, id: last.operation_id, cycle: last.cycle }));
-}
-
-/** The first `limit` rows of `rows` (fetched as `limit + 1`) and the cursor of the next page, if there is one. */
-export function pageOf<T>(rows: T[], limit: number, cursorOf: (last: T) => string): Page<T> {
-  const items = rows.slice(0, limit);
-  const last = items[items.length - 1];
-  return { items, nextCursor: rows.length > limit && last !== undefined ? cursorOf(last) : null };
 }

@@ -1,7 +1,7 @@
-import type { DbContext } from '../db/database.js';
-import { IdempotencyKeyReusedError } from '../errors.js';
-import { findKeyAlias } from './key-alias.repository.js';
-import { findByIdempotencyKey, findOwnedOperation, type OperationRow } from './operation.repository.js';
+import type { DbContext } from '../../db/database.js';
+import { IdempotencyKeyReusedError } from '../../errors.js';
+import { findKeyAlias } from '../store/key-alias.repository.js';
+import { findByIdempotencyKey, findOwnedOperation, type OperationRow } from '../store/operation.repository.js';
 
 /**
  * The operation an idempotency key already names for this owner and task type, if any (DESIGN §2, §7): the operation

@@ -1,6 +1,6 @@
 import type { ExpressionBuilder, Insertable, Selectable, UpdateObject } from 'kysely';
-import type { Database, DbContext, OperationsTable, TxContext } from '../db/database.js';
-import { ACTIVE_STATUSES, CLAIMABLE_STATUSES, WAITING_STATUSES, type OperationStatus } from './operation-status.js';
+import type { Database, DbContext, OperationsTable, TxContext } from '../../db/database.js';
+import { ACTIVE_STATUSES, CLAIMABLE_STATUSES, WAITING_STATUSES, type OperationStatus } from '../lifecycle/operation-status.js';
 
 /**
  * SQL for the `operations` table (STYLE §2): each function runs one statement and returns rows or a row
