@@ -66,11 +66,11 @@ export {
   completeOperation,
   failOperation,
   fallBackToExternal,
-  heartbeat,
-  type FailureKind,
+  recordFailedAttempt,
   type FailureOutcome,
-  type Progress,
 } from './operations/lease/lease-operations.js';
+export { heartbeat, type Progress } from './operations/lease/heartbeat.js';
+export { attemptOutcome, type AttemptEndKind, type AttemptOutcome, type AttemptOutcomeInput, type FailureKind, type UncancelledOutcome } from './operations/lifecycle/attempt-outcome.js';
 export { cancelOperation, retryOperation, type RetryDeps } from './operations/owner/owner-commands.js';
 export { getOperation, listNotifications, listOperations } from './operations/owner/owner-reads.js';
 export type { Page } from './paging/page.js';

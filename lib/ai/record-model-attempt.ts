@@ -1,6 +1,7 @@
 import { LeaseLostError } from '../errors.js';
 import type { ClaimedOperation } from '../operations/lease/claim-operation.js';
-import { findOwnedOperation, updateUnderLease } from '../operations/store/operation.repository.js';
+import { updateUnderLease } from '../operations/lifecycle/lifecycle.repository.js';
+import { findOwnedOperation } from '../operations/store/operation.repository.js';
 import { assertOwnerScope, type OwnerScope } from '../operations/scopes.js';
 import { appendModelAttempt, type ModelAttempt } from './model-provenance.js';
 

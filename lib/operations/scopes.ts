@@ -59,3 +59,12 @@ export function assertOwnerScope(scope: unknown): asserts scope is OwnerScope {
 export function assertWorkerScope(scope: unknown): asserts scope is WorkerScope {
   if (!WorkerScope.is(scope)) throw new ScopeViolationError('Claims are made from the neutral worker scope only, never from an owner scope.');
 }
+
+/**
+ * Runtime backstop for a write under a lease: the owner scope must be the one the lease's claim named.
+ * @throws {ScopeViolationError} from a non-owner scope, or when the lease belongs to another owner.
+ */
+export function assertLeaseInScope(scope: unknown, lease: { readonly ownerUserId: string }): asserts scope is OwnerScope {
+  assertOwnerScope(scope);
+  if (lease.ownerUserId !== scope.ownerUserId) throw new ScopeViolationError('The lease belongs to another owner scope.');
+}

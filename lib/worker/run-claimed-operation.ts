@@ -1,20 +1,18 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
-import { LeaseLostError, ValidationError } from '../errors.js';
+import { LeaseLostError } from '../errors.js';
 import { describeError, type Logger } from '../logger.js';
 import { recordLifecycle } from '../observability/lifecycle-events.js';
 import type { OpsMetrics } from '../observability/metrics.js';
-import { retryDelayMs } from '../operations/lifecycle/backoff.js';
 import type { ClaimedOperation } from '../operations/lease/claim-operation.js';
-import { acknowledgeCancel, cancelRequestedUnderLease, completeOperation, failOperation, fallBackToExternal, heartbeat, type FailureKind } from '../operations/lease/lease-operations.js';
-import { sendWakeup } from '../queue/send-wakeup.js';
+import { acknowledgeCancel, cancelRequestedUnderLease, completeOperation } from '../operations/lease/lease-operations.js';
+import type { FailureKind } from '../operations/lifecycle/attempt-outcome.js';
 import { taskPolicy, type OperationPolicy } from '../operations/operation-policy.js';
 import type { OwnerScope } from '../operations/scopes.js';
-import { isEntitled, loadOwnerSettings } from '../owners/owner-settings.js';
-import { stricterPrivacy } from '../owners/privacy-mode.js';
+import { recheckOwner } from '../owners/owner-recheck.js';
 import type { WakeupSender } from '../queue/wakeup-sender.js';
 import type { ResultObjects } from '../results/result-objects.js';
-import { PermanentTaskError, SubjectNotFoundError, type TaskCompletion, type TaskContext } from '../tasks/task-definition.js';
+import type { TaskCompletion, TaskContext } from '../tasks/task-definition.js';
 import type { BreakerPermit } from '../ai/circuit-breaker.js';
 import type { ModelRoutes } from '../ai/model-routes.js';
 import { openModelSession } from '../ai/model-session.js';
@@ -23,6 +21,9 @@ import { ModelCallError } from '../models/model-errors.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
 import { parseOrThrow } from '../validation/parse-or-throw.js';
 import { attemptEvent, type AttemptEnd } from './attempt-end.js';
+import { classifyFailure, endFailedAttempt } from './attempt-end-step.js';
+import { startHeartbeats } from './heartbeat-loop.js';
+import { chooseModelRoute } from './model-route-choice.js';
 
 /** What running a claimed operation needs. */
 export interface RunDeps {
@@ -101,33 +102,36 @@ async function runAttempt(
   remainingMs: () => number,
   modelPermit: BreakerPermit,
 ): Promise<AttemptEnd> {
-  const log = { operationId: claim.operationId, taskType: claim.taskType, attempt: claim.attempt };
   const task = deps.registry.get(claim.taskType);
   const policy = taskPolicy(task, deps.policy);
+  const failed = (kind: FailureKind, message: string) => endFailedAttempt(owner, claim, deps, { kind, message }, policy.retry);
   // Cancellation is rechecked before the run with one read (no heartbeat write: the claim has just set the lease); a
   // cancel requested after this is seen at the next heartbeat, as during any run.
   if (await cancelRequestedUnderLease(owner, claim)) {
     await acknowledgeCancel(owner, claim);
     return { outcome: 'cancelled' };
   }
-  // Entitlement is rechecked live before every run and fails closed (DESIGN §4, §5). So is privacy: routing follows
-  // the stricter of the snapshot taken at admission and the owner's current mode, so withdrawing consent
-  // (`local_only`) stops any further external call, and granting it later never widens an admitted operation. A task
-  // type with neither an entitlement nor a model reads no settings.
+  // Entitlement and privacy are rechecked live before every run and fail closed (DESIGN §4, §5). A task type with
+  // neither an entitlement nor a model reads no settings.
   let privacyMode = claim.privacyMode;
   if (task.entitlement !== undefined || task.model !== undefined) {
-    const settings = await loadOwnerSettings(owner.store, owner.ownerUserId);
-    if (!isEntitled(task, settings)) {
-      return await fail(owner, claim, deps, 'entitlement_revoked', 'the owner is no longer entitled to this task type', policy.retry);
-    }
-    privacyMode = stricterPrivacy(claim.privacyMode, settings.privacyMode);
+    const live = await recheckOwner(owner.store, owner.ownerUserId, task, claim.privacyMode);
+    if (!live.entitled) return await failed('entitlement_revoked', 'the owner is no longer entitled to this task type');
+    privacyMode = live.privacyMode;
   }
   let params: unknown;
   try {
     params = parseOrThrow(task.paramsSchema, JSON.parse(claim.paramsJson), 'params');
   } catch (error) {
-    return await fail(owner, claim, deps, 'permanent', `stored params no longer valid: ${describeError(error).errorMessage}`, policy.retry);
+    return await failed('permanent', `stored params no longer valid: ${describeError(error).errorMessage}`);
   }
+  const choice = chooseModelRoute(task, claim, privacyMode, deps.models);
+  if ('unavailable' in choice) {
+    // Fail closed: the route is not configured here, or the operation may no longer leave the local route.
+    choice.route?.breaker.release(modelPermit);
+    return await failed('retryable', choice.unavailable);
+  }
+  const route = choice.route;
 
   const controller = new AbortController();
   let cause: AbortCause | undefined;
@@ -136,22 +140,8 @@ async function runAttempt(
     cause = why;
     controller.abort(new Error(`aborted: ${why}`));
   };
-  const beat = async (progress?: { percent: number; stage?: string | undefined }) => {
-    try {
-      if ((await heartbeat(owner, claim, progress)).cancelRequested) abort('cancel');
-    } catch (error) {
-      if (error instanceof LeaseLostError) abort('lease_lost');
-      throw error;
-    }
-  };
   const timeoutMs = Math.max(1, Math.min(policy.timeoutMs, remainingMs() - TIMEOUT_SAFETY_MS));
   const timesOutAt = performance.now() + timeoutMs;
-  const route = task.model ? (claim.claimedFrom === 'waiting_for_external_fallback' ? deps.models?.external : deps.models?.local) : undefined;
-  if (task.model && (!route || (route.name === 'external' && !externalAllowed(task, privacyMode, deps.models)))) {
-    // Fail closed: the route is not configured here, or the operation may no longer leave the local route.
-    if (route) route.breaker.release(modelPermit);
-    return await fail(owner, claim, deps, 'retryable', `model route ${route?.name ?? 'local'} is not available to this operation`, policy.retry);
-  }
   const model = route
     ? openModelSession({
         route,
@@ -166,22 +156,7 @@ async function runAttempt(
     : undefined;
   const timeout = setTimeout(() => abort('timeout'), timeoutMs);
   // A task type may lease for less than the process-wide heartbeat; beat at least three times per lease.
-  const heartbeatMs = Math.min(deps.policy.heartbeatMs, Math.floor(policy.leaseMs / 3));
-  let beating: Promise<void> = Promise.resolve();
-  let stopped = false;
-  let beatTimer: NodeJS.Timeout | undefined;
-  const scheduleBeat = () => {
-    beatTimer = setTimeout(() => {
-      beating = beat()
-        .catch((error) => {
-          if (!(error instanceof LeaseLostError)) deps.logger.warn('heartbeat failed', { ...log, ...describeError(error) });
-        })
-        .finally(() => {
-          if (!stopped) scheduleBeat();
-        });
-    }, heartbeatMs);
-  };
-  scheduleBeat();
+  const heartbeats = startHeartbeats(owner, claim, Math.min(deps.policy.heartbeatMs, Math.floor(policy.leaseMs / 3)), deps.logger, abort);
 
   const context: TaskContext<unknown> = {
     operationId: claim.operationId,
@@ -196,7 +171,7 @@ async function runAttempt(
     ...(model ? { model: model.session } : {}),
     reportProgress: (percent, stage) => {
       if (controller.signal.aborted) return Promise.reject(controller.signal.reason as Error);
-      return beat({ percent, stage });
+      return heartbeats.beat({ percent, stage });
     },
   };
   let failure: unknown;
@@ -229,11 +204,9 @@ async function runAttempt(
       await Promise.race([running, delay(graceMs, undefined, { ref: false })]);
     }
   } finally {
-    stopped = true;
     clearTimeout(timeout);
-    clearTimeout(beatTimer);
     model?.close();
-    await beating;
+    await heartbeats.stop();
   }
 
   if (cause === 'lease_lost') return { outcome: 'lease_lost' };
@@ -246,51 +219,6 @@ async function runAttempt(
     return { outcome: 'succeeded' };
   }
   const verdict = cause === 'timeout' ? { kind: 'timeout' as const, message: `timed out after ${timeoutMs} ms` } : classifyFailure(failure);
-  const localRouteFailed =
-    route?.name === 'local' && (verdict.kind === 'timeout' || (verdict.kind === 'retryable' && failure instanceof ModelCallError));
-  if (localRouteFailed && claim.attempt < claim.maxAttempts && externalAllowed(task, privacyMode, deps.models)) {
-    const status = await fallBackToExternal(owner, claim, `local route: ${verdict.message}`, deps.policy.wakeupResendMs);
-    if (status === 'cancelled') return { outcome: 'cancelled' };
-    await sendWakeup(deps, { v: 1, reason: 'retry', operationId: claim.operationId });
-    return { outcome: status, failureKind: verdict.kind === 'timeout' ? 'timeout' : 'retryable' };
-  }
-  return await fail(owner, claim, deps, verdict.kind, verdict.message, policy.retry);
-}
-
-/**
- * The failure kind and operator message of a failed run (DESIGN §5 classification): model failures by their bounded
- * code (timeout, 5xx, 429, connection: retryable; invalid output, 4xx, oversize: permanent), typed task errors by class,
- * anything else retryable.
- */
-function classifyFailure(failure: unknown): { kind: FailureKind; message: string } {
-  if (failure instanceof ModelCallError) {
-    // Operator-only text: the fixed message plus the bounded provider code (ECONNREFUSED, an SDK error name), if any.
-    const message = failure.providerCode ? `${failure.message} (${failure.providerCode})` : failure.message;
-    if (failure.failure === 'invalid_output') return { kind: 'invalid_model_output', message };
-    if (failure.failure === 'timeout') return { kind: 'timeout', message };
-    return { kind: failure.retryable || failure.failure === 'aborted' ? 'retryable' : 'model_rejected', message };
-  }
-  const message = describeError(failure).errorMessage as string;
-  if (failure instanceof SubjectNotFoundError) return { kind: 'subject_not_found', message };
-  if (failure instanceof ValidationError || failure instanceof PermanentTaskError) return { kind: 'permanent', message };
-  return { kind: 'retryable', message };
-}
-
-async function fail(
-  owner: OwnerScope,
-  claim: ClaimedOperation,
-  deps: RunDeps,
-  kind: FailureKind,
-  message: string,
-  retry: { baseDelayMs: number; maxDelayMs: number },
-): Promise<AttemptEnd> {
-  const delayMs = retryDelayMs(claim.attempt, retry, deps.random);
-  const delaySeconds = Math.ceil(delayMs / 1000);
-  const viaSqsDelay = delaySeconds <= 900;
-  const wakeAfterMs = viaSqsDelay ? delayMs + deps.policy.wakeupResendMs : delayMs;
-  const outcome = await failOperation(owner, claim, { kind, message }, delayMs, wakeAfterMs);
-  if (outcome.status === 'failed') return { outcome: 'failed', failureCode: outcome.failureCode };
-  if (outcome.status === 'cancelled') return { outcome: 'cancelled' };
-  if (viaSqsDelay) await sendWakeup(deps, { v: 1, reason: 'retry', operationId: claim.operationId }, delaySeconds);
-  return { outcome: 'waiting_for_retry', failureKind: kind === 'timeout' ? 'timeout' : 'retryable', retryInMs: outcome.retryInMs };
+  const localRouteFailed = route?.name === 'local' && (verdict.kind === 'timeout' || (verdict.kind === 'retryable' && failure instanceof ModelCallError));
+  return endFailedAttempt(owner, claim, deps, verdict, policy.retry, localRouteFailed && externalAllowed(task, privacyMode, deps.models));
 }

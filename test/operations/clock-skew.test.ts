@@ -2,7 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { LeaseLostError } from '../../lib/errors.js';
 import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
 import { claimNextOperation, enterOwnerScope } from '../../lib/operations/lease/claim-operation.js';
-import { completeOperation, heartbeat } from '../../lib/operations/lease/lease-operations.js';
+import { completeOperation } from '../../lib/operations/lease/lease-operations.js';
+import { heartbeat } from '../../lib/operations/lease/heartbeat.js';
 import { getOperation } from '../../lib/operations/owner/owner-reads.js';
 import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
 import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
 import { claimNextOperation, enterOwnerScope } from '../../lib/operations/lease/claim-operation.js';
-import { completeOperation, failOperation, heartbeat } from '../../lib/operations/lease/lease-operations.js';
+import { completeOperation, failOperation } from '../../lib/operations/lease/lease-operations.js';
+import { heartbeat } from '../../lib/operations/lease/heartbeat.js';
 import { timelineKindOf } from '../../lib/operations/operator/operation-timeline.js';
 import { cancelOperation } from '../../lib/operations/owner/owner-commands.js';
 import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';

@@ -2,7 +2,7 @@ import { prepareAdmissionPools, reserveAdmission, restoreMissingPools } from '..
 import type { CapacityPolicy } from '../../capacity/capacity-policy.js';
 import { inTransaction } from '../../db/transaction.js';
 import { CapacityExhaustedError, NotEntitledError, ValidationError } from '../../errors.js';
-import { isEntitled, loadOwnerSettings } from '../../owners/owner-settings.js';
+import { recheckOwner } from '../../owners/owner-recheck.js';
 import type { Logger } from '../../logger.js';
 import { recordLifecycle } from '../../observability/lifecycle-events.js';
 import type { OpsMetrics } from '../../observability/metrics.js';
@@ -15,7 +15,8 @@ import { FieldLimits } from '../../validation/field-limits.js';
 import { reuseActiveOperation } from './exclusive-subject.js';
 import { findReplay } from './idempotent-replay.js';
 import { newOperationId } from '../operation-id.js';
-import { insertOperation, type OperationRow } from '../store/operation.repository.js';
+import type { OperationRow } from '../store/operation.repository.js';
+import { admitQueued } from '../lifecycle/transitions.js';
 import { taskPolicy, type OperationPolicy } from '../operation-policy.js';
 import { canonicalJson, requestHash } from '../../hashing/request-hash.js';
 import { assertOwnerScope, type OwnerScope } from '../scopes.js';
@@ -122,8 +123,8 @@ async function admitParsed(scope: OwnerScope, deps: AdmissionDeps, { key, reques
   const policy = taskPolicy(task, deps.policy);
   const store = scope.store;
   const replayOf = () => findReplay(store, scope.ownerUserId, request.taskType, key, hash, exclusive !== undefined);
-  const settings = await loadOwnerSettings(store, scope.ownerUserId);
-  if (!isEntitled(task, settings)) {
+  const owner = await recheckOwner(store, scope.ownerUserId, task);
+  if (!owner.entitled) {
     // A replay of an admission made while entitled still answers with that operation (DESIGN §7); only new work is refused.
     const replay = await replayOf().catch(() => undefined);
     if (replay) return { operation: replay, replayed: true };
@@ -134,7 +135,7 @@ async function admitParsed(scope: OwnerScope, deps: AdmissionDeps, { key, reques
     const replay = await replayOf();
     if (replay) return { operation: replay, replayed: true };
   }
-  const pools = await prepareAdmissionPools(store, deps.capacity, request.taskType, scope.ownerUserId, settings.plan);
+  const pools = await prepareAdmissionPools(store, deps.capacity, request.taskType, scope.ownerUserId, owner.plan);
   // A duplicate key whose row is gone by the re-read (purged in between) is retried: the next insert succeeds.
   for (let race = 0; ; race++) {
     const id = newOperationId();
@@ -151,7 +152,7 @@ async function admitParsed(scope: OwnerScope, deps: AdmissionDeps, { key, reques
             )
           : undefined;
         if (reused) return;
-        inserted = await insertOperation(
+        inserted = await admitQueued(
           tx,
           {
             id,
@@ -162,7 +163,7 @@ async function admitParsed(scope: OwnerScope, deps: AdmissionDeps, { key, reques
             subject_type: request.subject.type,
             subject_id: request.subject.id,
             params_json: paramsJson,
-            privacy_mode: settings.privacyMode,
+            privacy_mode: owner.privacyMode,
             priority: policy.priority,
             max_attempts: policy.maxAttempts,
           },

@@ -6,7 +6,8 @@ import type { Store } from '../../db/store.js';
 import { inTransaction } from '../../db/transaction.js';
 import type { TaskRegistry } from '../../tasks/task-registry.js';
 import type { PrivacyMode } from '../../owners/privacy-mode.js';
-import { markClaimed, selectClaimCandidates, type ClaimGroup, type LeaseKey, type OperationRow } from '../store/operation.repository.js';
+import { selectClaimCandidates, type ClaimGroup, type LeaseKey, type OperationRow } from '../store/operation.repository.js';
+import { claimLocked } from '../lifecycle/transitions.js';
 import type { OperationStatus } from '../lifecycle/operation-status.js';
 import type { TxContext } from '../../db/database.js';
 import { taskPolicy, type OperationPolicy } from '../operation-policy.js';
@@ -168,10 +169,9 @@ async function claimUpTo(store: Store, deps: ClaimDeps, routes: ClaimableRoutes,
   });
 }
 
-/** Moves the claims' locked rows to `running` in one statement. */
-async function markAll(tx: TxContext, claims: readonly ClaimedOperation[]): Promise<void> {
-  const marks = claims.map((claim) => ({ id: claim.operationId, fromStatus: claim.claimedFrom, leaseToken: claim.leaseToken, leaseMs: claim.leaseMs }));
-  if ((await markClaimed(tx, marks)) !== marks.length) throw new Error(`Claim of ${marks.length} locked operations changed fewer rows`);
+/** Moves the claims' locked rows to `running` in one statement (the `claim` move). */
+function markAll(tx: TxContext, claims: readonly ClaimedOperation[]): Promise<void> {
+  return claimLocked(tx, claims.map((claim) => ({ id: claim.operationId, fromStatus: claim.claimedFrom, leaseToken: claim.leaseToken, leaseMs: claim.leaseMs })));
 }
 
 /** The claim of one locked candidate: a new lease token, the lease length of its task type. */

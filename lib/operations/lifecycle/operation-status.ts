@@ -57,8 +57,9 @@ export function isTerminal(status: OperationStatus): boolean {
   return TERMINAL_STATUSES.includes(status);
 }
 
-/** The events that move an operation (rows of the DESIGN §2 table). */
+/** The events that move an operation (rows of the DESIGN §2 table, plus `admit`: the row's insert as `queued`). */
 export type OperationEvent =
+  | 'admit'
   | 'claim'
   | 'owner_cancel'
   | 'deadline_passed'
@@ -74,11 +75,13 @@ export type OperationEvent =
   | 'owner_retry';
 
 /**
- * The transition table of DESIGN §2: the only list of allowed moves. Guarded UPDATEs in the repository
- * encode the same `from` sets; `operation-status.test.ts` checks the two agree.
+ * The transition table of DESIGN §2: the only list of allowed moves. `transitions.ts` writes each move from it — the
+ * guarded UPDATE sets `status` to `to` only on a row whose status is in `from` — so a move that is not here cannot be
+ * written. `admit` has no `from`: it is the insert of a new row.
  */
 export const TRANSITIONS: Readonly<Record<OperationEvent, { readonly from: readonly OperationStatus[]; readonly to: OperationStatus }>> =
   Object.freeze({
+    admit: { from: [], to: 'queued' },
     claim: { from: ['queued', 'waiting_for_retry', 'waiting_for_external_fallback'], to: 'running' },
     owner_cancel: { from: WAITING_STATUSES, to: 'cancelled' },
     deadline_passed: { from: WAITING_STATUSES, to: 'failed' },

@@ -1,19 +1,18 @@
-import { prepareAdmissionPools, releaseCapacity, reserveAdmission, restoreMissingPools } from '../../capacity/capacity.js';
+import { prepareAdmissionPools, reserveAdmission, restoreMissingPools } from '../../capacity/capacity.js';
 import { CapacityExhaustedError, InvalidTransitionError, NotEntitledError, OperationNotFoundError, RetryLimitReachedError } from '../../errors.js';
 import { silentLogger } from '../../logger.js';
 import { recordLifecycle, type Telemetry } from '../../observability/lifecycle-events.js';
 import { noopMetrics } from '../../observability/metrics.js';
-import { isEntitled, loadOwnerSettings } from '../../owners/owner-settings.js';
+import { recheckOwner } from '../../owners/owner-recheck.js';
 import { inTransaction } from '../../db/transaction.js';
 import type { TaskRegistry } from '../../tasks/task-registry.js';
 import type { AdmissionDeps } from '../admission/admit-operation.js';
 import { sendWakeup } from '../../queue/send-wakeup.js';
-import { insertTerminalNotifications } from '../store/notification.repository.js';
-import { findOwnedOperation, updateOwnedInStatus, type OperationRow } from '../store/operation.repository.js';
+import { findOwnedOperation, type OperationRow } from '../store/operation.repository.js';
+import { cancelWaiting, requestCancel, requeueForRetry } from '../lifecycle/transitions.js';
 import { taskPolicy } from '../operation-policy.js';
-import { nextStatus, TRANSITIONS } from '../lifecycle/operation-status.js';
+import { nextStatus } from '../lifecycle/operation-status.js';
 import { getOperation } from './owner-reads.js';
-import { stricterPrivacy } from '../../owners/privacy-mode.js';
 import { assertSubjectFree } from '../admission/exclusive-subject.js';
 import { assertOwnerScope, type OwnerScope } from '../scopes.js';
 
@@ -41,29 +40,12 @@ export async function cancelOperation(scope: OwnerScope, id: unknown, telemetry:
     if (row.status === 'running') {
       nextStatus(row.id, row.status, 'request_cancel');
       // In a transaction for its retries: even this one UPDATE can deadlock with a completion of the same row (1213).
-      const changed = await inTransaction(scope.store, (tx) =>
-        updateOwnedInStatus(tx, scope.ownerUserId, row.id, ['running'], (now) => ({ cancel_requested_at: row.cancel_requested_at ?? now })),
-      );
-      if (changed !== 1) continue;
+      if (!(await inTransaction(scope.store, (tx) => requestCancel(tx, scope.ownerUserId, row.id, row.cancel_requested_at)))) continue;
       if (row.cancel_requested_at === null) recordLifecycle(telemetry, { event: 'cancel_requested', operationId: row.id, taskType: row.task_type });
       return reread(scope, row.id);
     }
     nextStatus(row.id, row.status, 'owner_cancel');
-    const changed = await inTransaction(scope.store, async (tx) => {
-      const n = await updateOwnedInStatus(tx, scope.ownerUserId, row.id, TRANSITIONS.owner_cancel.from, (now) => ({
-        status: 'cancelled',
-        cancel_requested_at: now,
-        finished_at: now,
-        available_at: null,
-        wake_at: null,
-      }));
-      if (n === 1) {
-        await insertTerminalNotifications(tx, [row.id]);
-        await releaseCapacity(tx, [row.id], 'all');
-      }
-      return n;
-    });
-    if (changed === 1) {
+    if (await inTransaction(scope.store, (tx) => cancelWaiting(tx, scope.ownerUserId, row.id))) {
       recordLifecycle(telemetry, { event: 'operation_cancelled', by: 'owner', operationId: row.id, taskType: row.task_type });
       return reread(scope, row.id);
     }
@@ -98,39 +80,25 @@ export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unk
     if (row.retry_count >= deps.policy.maxManualRetries) throw new RetryLimitReachedError(row.id, deps.policy.maxManualRetries);
     const task = deps.registry.get(row.task_type);
     const policy = taskPolicy(task, deps.policy);
-    const settings = await loadOwnerSettings(scope.store, scope.ownerUserId);
-    if (!isEntitled(task, settings)) throw new NotEntitledError(row.task_type);
-    const pools = await prepareAdmissionPools(scope.store, deps.capacity, row.task_type, scope.ownerUserId, settings.plan);
-    let changed: number;
+    // A new cycle never widens privacy: the stricter of the admitted snapshot and the owner's current mode.
+    const owner = await recheckOwner(scope.store, scope.ownerUserId, task, row.privacy_mode);
+    if (!owner.entitled) throw new NotEntitledError(row.task_type);
+    const pools = await prepareAdmissionPools(scope.store, deps.capacity, row.task_type, scope.ownerUserId, owner.plan);
+    let changed: boolean;
     try {
       changed = await inTransaction(scope.store, async (tx) => {
         if (task.exclusiveSubject) {
           const subject = { type: row.subject_type, id: row.subject_id };
           await assertSubjectFree(tx, task.exclusiveSubject, { ownerUserId: scope.ownerUserId, taskType: row.task_type, subject, rowLocks: scope.store.caps.rowLocks });
         }
-        const n = await updateOwnedInStatus(tx, scope.ownerUserId, row.id, [row.status], (now) => ({
-          status: 'queued',
-          attempt: 0,
-          max_attempts: policy.maxAttempts,
-          retry_count: row.retry_count + 1,
-          lease_token: null,
-          lease_expires_at: null,
-          heartbeat_at: null,
-          cancel_requested_at: null,
-          progress_percent: 0,
-          progress_stage: null,
-          failure_code: null,
-          failure_message: null,
-          started_at: null,
-          finished_at: null,
-          available_at: now,
-          // A new cycle never widens privacy: the stricter of the admitted snapshot and the owner's current mode.
-          privacy_mode: stricterPrivacy(row.privacy_mode, settings.privacyMode),
-          deadline_at: tx.timeAt(policy.deadlineMs),
-          wake_at: tx.timeAt(deps.policy.wakeupResendMs),
-        }), row.retry_count);
-        if (n === 1) await reserveAdmission(tx, scope.store.caps.skipLocked, pools, row.id);
-        return n;
+        const requeued = await requeueForRetry(tx, row, {
+          maxAttempts: policy.maxAttempts,
+          privacyMode: owner.privacyMode,
+          deadlineMs: policy.deadlineMs,
+          wakeMs: deps.policy.wakeupResendMs,
+        });
+        if (requeued) await reserveAdmission(tx, scope.store.caps.skipLocked, pools, row.id);
+        return requeued;
       });
     } catch (error) {
       if (error instanceof CapacityExhaustedError) {
@@ -140,7 +108,7 @@ export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unk
       }
       throw error;
     }
-    if (changed === 1) {
+    if (changed) {
       await sendWakeup(deps, { v: 1, reason: 'owner_retry', operationId: row.id });
       recordLifecycle(deps, { event: 'owner_retried', operationId: row.id, taskType: row.task_type });
       return reread(scope, row.id);
