@@ -195,7 +195,8 @@ export { SqsWakeupSender, createSqsClient, type WakeupSender, type WakeupSendOpt
 export { startLocalStack, type LocalStack } from './local/local-stack.js';
 export { STAND_IN_MODEL, standInCompletion, startStandInModelServer, type StandInModelServer } from './local/stand-in-model.js';
 export { startLocalLambda, type LocalFunction, type LocalLambda } from './local/local-lambda.js';
-export { OPS_READ_SCOPE, OPS_WRITE_SCOPE, signDevToken, verifyDevToken } from './http/auth.js';
+export { signDevToken, verifyDevToken } from './local/dev-token.js';
+export { OPS_READ_SCOPE, OPS_WRITE_SCOPE } from './http/auth.js';
 
 // The operator surface (`/api/ops/…`, issue 9): the response schemas the web console validates against
 export { OperatorOperationDetailsSchema, OperatorOperationViewSchema, cancelAsOperator, retryAsOperator, type OperatorOperationDetails, type OperatorOperationView } from './operations/operator/operator-operations.js';

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { loadConfig } from '../../lib/config.js';
-import { signDevToken } from '../../lib/http/auth.js';
+import { signDevToken } from '../../lib/local/dev-token.js';
 import { parseOrThrow } from '../../lib/validation/parse-or-throw.js';
 import { parseArguments, print, reportFailure, UsageError, type CliCommand } from '../cli-support.js';
 

@@ -3,12 +3,13 @@ import httpRouterHandler from '@middy/http-router';
 import { createProcessLogger, type Logger } from '../logger.js';
 import type { Observability } from '../observability/observability.js';
 import { OwnerScope } from '../operations/scopes.js';
-import { API_ROUTES, type ApiDeps, type ApiEvent, type ApiResult, type OperatorRoute, type OwnerRoute } from './api-routes.js';
+import { API_ROUTES } from './api-routes.js';
 import { ownerFromEvent, requireScope } from './auth.js';
 import { MethodNotAllowedError, RouteNotFoundError } from './http-errors.js';
 import { problemDetailsMiddleware } from './problem-details.js';
+import type { ApiDeps, ApiEvent, ApiResult, OperatorRoute, OwnerRoute } from './route-types.js';
 
-export type { ApiDeps, ApiEvent, ApiResult } from './api-routes.js';
+export type { ApiDeps, ApiEvent, ApiResult } from './route-types.js';
 
 /** The owner API Lambda handler: `(event, context) => Promise<ApiResult>`, with middy's `use`/`before`/… attached. */
 export type ApiHandler = MiddyfiedHandler<ApiEvent, ApiResult>;

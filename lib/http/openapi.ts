@@ -2,7 +2,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteCo
 import { z } from 'zod';
 import pkg from '../../package.json' with { type: 'json' };
 import { IdempotencyKeySchema } from '../operations/admission/admission-schema.js';
-import type { ApiResult, ApiRoute } from './api-routes.js';
+import type { ApiResult, ApiRoute } from './route-types.js';
 import { PROBLEM_CONTENT_TYPE, ProblemSchema } from './problem-details.js';
 import type { ProblemStatus, RouteDoc, SuccessDoc, SuccessHeader } from './route-doc.js';
 

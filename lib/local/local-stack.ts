@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createApiHandler } from '../http/api-handler.js';
-import { startLocalHttpServer } from '../http/local-http-server.js';
+import { startLocalHttpServer } from './local-http-server.js';
 import { describeError } from '../logger.js';
 import type { Observability } from '../observability/observability.js';
 import { createSqsClient } from '../queue/wakeup-sender.js';

@@ -1,7 +1,7 @@
 import { createApiHandler } from '../../lib/http/api-handler.js';
 import { SignJWT } from 'jose';
-import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, signDevToken } from '../../lib/http/auth.js';
-import { startLocalHttpServer, type LocalHttpServer } from '../../lib/http/local-http-server.js';
+import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, signDevToken } from '../../lib/local/dev-token.js';
+import { startLocalHttpServer, type LocalHttpServer } from '../../lib/local/local-http-server.js';
 import { loadConfig } from '../../lib/config.js';
 import { startLocalStack, type LocalStack } from '../../lib/local/local-stack.js';
 import { silentLogger } from '../../lib/logger.js';

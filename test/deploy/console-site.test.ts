@@ -66,7 +66,7 @@ describe('infra/console-site.yml', () => {
     const config = resource('ConsoleDistribution').Properties.DistributionConfig;
     expect(config.DefaultCacheBehavior.ResponseHeadersPolicyId).toEqual({ Ref: 'ConsoleHeadersPolicy' });
     const headers = resource('ConsoleHeadersPolicy').Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig;
-    const local = readFileSync(join(ROOT, 'lib/http/local-http-server.ts'), 'utf8');
+    const local = readFileSync(join(ROOT, 'lib/local/local-http-server.ts'), 'utf8');
     expect(local).toContain(headers.ContentSecurityPolicy.ContentSecurityPolicy);
     expect(headers.ContentSecurityPolicy.ContentSecurityPolicy).toContain("frame-ancestors 'none'");
     expect(headers).toMatchObject({ FrameOptions: { FrameOption: 'DENY' }, ReferrerPolicy: { ReferrerPolicy: 'no-referrer' }, ContentTypeOptions: { Override: true } });

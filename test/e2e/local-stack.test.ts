@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parseModelAttempts } from '../../lib/ai/model-provenance.js';
 import { openStore } from '../../lib/db/store.js';
-import { signDevToken } from '../../lib/http/auth.js';
+import { signDevToken } from '../../lib/local/dev-token.js';
 import { freePort } from '../support/free-port.js';
 import { startStackProcess, type StackProcess } from '../support/local-stack-process.js';
 import { waitFor } from '../support/wait-for.js';

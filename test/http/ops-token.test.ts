@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalHttpServer, type LocalHttpServer } from '../../lib/http/local-http-server.js';
 import { silentLogger } from '../../lib/logger.js';
+import { startLocalHttpServer, type LocalHttpServer } from '../../lib/local/local-http-server.js';
 import { DIALECTS, hasMariadb } from '../support/test-store.js';
 import { buildLedgerFixture, testRecoveryModules, type LedgerFixture } from '../recovery/ops-fixtures.js';
 import { createApiTestApp, type ApiTestApp } from './api-test-app.js';

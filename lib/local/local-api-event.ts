@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyEventV2WithJWTAuthorizer } from 'aws-lambda';
-import type { DevTokenClaims } from './auth.js';
+import type { DevTokenClaims } from './dev-token.js';
 
 /** One HTTP request as the local server received it, body already read (UTF-8). */
 export interface LocalRequest {

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, signDevToken } from '../../lib/http/auth.js';
-import { LOCAL_MAX_BODY_BYTES, startLocalHttpServer, type LocalApiHandler, type LocalHttpServer } from '../../lib/http/local-http-server.js';
-import { silentLogger } from '../../lib/logger.js';
 import type { ApiEvent } from '../../lib/http/api-handler.js';
+import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, signDevToken } from '../../lib/local/dev-token.js';
+import { LOCAL_MAX_BODY_BYTES, startLocalHttpServer, type LocalApiHandler, type LocalHttpServer } from '../../lib/local/local-http-server.js';
+import { silentLogger } from '../../lib/logger.js';
+import { createApiTestApp, type ApiTestApp } from '../http/api-test-app.js';
 import { DIALECTS, hasMariadb } from '../support/test-store.js';
-import { createApiTestApp, type ApiTestApp } from './api-test-app.js';
 
 const SECRET = 'a-test-secret-of-at-least-32-characters!';
 

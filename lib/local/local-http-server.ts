@@ -8,13 +8,13 @@ import { fileURLToPath } from 'node:url';
 import type { Context } from 'aws-lambda';
 import { UnauthorizedError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { isPublicRequest } from './api-handler.js';
-import type { ApiEvent, ApiResult } from './api-routes.js';
-import { verifyDevToken, type DevTokenClaims } from './auth.js';
-import { ContentTooLargeError, MethodNotAllowedError, RouteNotFoundError } from './http-errors.js';
-import { localLambdaContext } from '../local/lambda-context.js';
+import { isPublicRequest } from '../http/api-handler.js';
+import { ContentTooLargeError, MethodNotAllowedError, RouteNotFoundError } from '../http/http-errors.js';
+import { problemResponse } from '../http/problem-details.js';
+import type { ApiEvent, ApiResult } from '../http/route-types.js';
+import { verifyDevToken, type DevTokenClaims } from './dev-token.js';
+import { localLambdaContext } from './lambda-context.js';
 import { toApiGatewayEvent } from './local-api-event.js';
-import { problemResponse } from './problem-details.js';
 
 /** Largest request body the local server accepts, in **bytes** (1 MiB); larger ones get 413 before reaching the handler. */
 export const LOCAL_MAX_BODY_BYTES = 1024 * 1024;

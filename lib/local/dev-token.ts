@@ -1,0 +1,89 @@
+import { jwtVerify, SignJWT } from 'jose';
+import { z } from 'zod';
+import { UnauthorizedError } from '../errors.js';
+import { SubjectSchema } from '../http/auth.js';
+import { parseOrThrow } from '../validation/parse-or-throw.js';
+
+/**
+ * Dev tokens: the bearer tokens of the local stack (DESIGN §9), HS256 JWTs signed with `DEV_JWT_SECRET`, which the
+ * local server verifies in place of the API Gateway JWT authorizer (`lib/local/local-http-server.ts`). Never used in
+ * AWS, where an identity provider issues tokens and API Gateway verifies them; the Lambda reads the claims the same
+ * way either way (`lib/http/auth.ts`).
+ */
+
+/** An OAuth scope token (RFC 6749 §3.3, narrowed to a safe alphabet). */
+const ScopeTokenSchema = z.string().regex(/^[A-Za-z0-9._:/-]{1,64}$/, 'must be 1–64 characters of A-Z a-z 0-9 . _ : / -');
+
+/** `iss` of every dev token; {@link verifyDevToken} refuses any other issuer. */
+export const DEV_TOKEN_ISSUER = 'durable-ops-dev';
+
+/** `aud` of every dev token; {@link verifyDevToken} refuses any other audience. */
+export const DEV_TOKEN_AUDIENCE = 'durable-ops-api';
+
+/**
+ * The claims of a verified dev token: `sub` (the owner), `exp`/`iat` (seconds since the epoch), and optionally
+ * `scope`, space-separated as in RFC 8693 §4.2. Other claims are kept as they are.
+ */
+export const DevTokenClaimsSchema = z.looseObject({
+  sub: SubjectSchema,
+  exp: z.number().int(),
+  iat: z.number().int().optional(),
+  scope: z.string().max(1024).optional(),
+});
+
+/** See {@link DevTokenClaimsSchema}. */
+export type DevTokenClaims = z.infer<typeof DevTokenClaimsSchema>;
+
+function hmacKey(secret: string): Uint8Array {
+  return new TextEncoder().encode(secret);
+}
+
+/**
+ * Verifies a dev bearer token the way the local server's stand-in for the API Gateway JWT authorizer must: the
+ * signature with `secret` under **HS256 only** (so `alg: none`, other HMAC sizes and asymmetric algorithms are
+ * refused — RFC 8725 §3.1), `iss` = {@link DEV_TOKEN_ISSUER}, `aud` = {@link DEV_TOKEN_AUDIENCE}, a present and
+ * unexpired `exp`, and a `sub` of 1–128 characters.
+ * @param token the compact JWS, without the `Bearer ` prefix.
+ * @throws {UnauthorizedError} for any failure; the cause (a jose or zod error) is attached for logs only.
+ */
+export async function verifyDevToken(token: string, secret: string): Promise<DevTokenClaims> {
+  try {
+    const { payload } = await jwtVerify(token, hmacKey(secret), {
+      algorithms: ['HS256'],
+      issuer: DEV_TOKEN_ISSUER,
+      audience: DEV_TOKEN_AUDIENCE,
+      requiredClaims: ['sub', 'exp'],
+    });
+    return DevTokenClaimsSchema.parse(payload);
+  } catch (error) {
+    throw new UnauthorizedError('The bearer token is missing, invalid or expired.', { cause: error });
+  }
+}
+
+/** Options of {@link signDevToken}. */
+export interface SignDevTokenOptions {
+  /** Lifetime as a jose time span: a number and a unit, e.g. `'30m'`, `'12h'`, `'7d'`. @default '1h' */
+  expiresIn?: string;
+  /** OAuth scopes, written to the `scope` claim space-separated (RFC 8693 §4.2). @default none */
+  scope?: readonly string[];
+}
+
+/**
+ * Signs a dev token for the local stack (HS256 with `DEV_JWT_SECRET`; see `npm run token`). Never used in AWS,
+ * where an identity provider issues tokens and API Gateway verifies them.
+ * @returns the compact JWS.
+ * @throws {ValidationError} when `sub` is empty or longer than 128 characters, or a scope is malformed.
+ * @throws {TypeError} when `expiresIn` is not a time span jose understands.
+ */
+export async function signDevToken(sub: string, secret: string, options: SignDevTokenOptions = {}): Promise<string> {
+  const subject = parseOrThrow(SubjectSchema, sub, 'sub');
+  const scope = parseOrThrow(z.array(ScopeTokenSchema).max(32), options.scope ?? [], 'scope');
+  return new SignJWT(scope.length > 0 ? { scope: scope.join(' ') } : {})
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(subject)
+    .setIssuer(DEV_TOKEN_ISSUER)
+    .setAudience(DEV_TOKEN_AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime(options.expiresIn ?? '1h')
+    .sign(hmacKey(secret));
+}
