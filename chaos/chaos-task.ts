@@ -45,7 +45,7 @@ function blockThread(ms: number): void {
 }
 
 /**
- * The chaos harness's task (DESIGN §5 handler contract): records its execution, works `workMs` (a progress write
+ * The chaos harness's task (docs/design.md §5 handler contract): records its execution, works `workMs` (a progress write
  * halfway), fails as its params say, optionally publishes a result object through the recovery ledger, and on success
  * writes its **effect row** in the success transaction (`publish`), so an effect exists only for an attempt whose
  * success committed under its lease. Its progress stages and failure messages carry its stamp `c<cycle>a<attempt>`.

@@ -52,7 +52,7 @@ export interface CheckOptions {
 const isTerminal = (status: string | null) => status !== null && (TERMINAL_STATUSES as readonly string[]).includes(status);
 const isActive = (status: string) => (ACTIVE_STATUSES as readonly string[]).includes(status);
 
-/** Whether some row of the transition table moves `from` to `to` (DESIGN §2). */
+/** Whether some row of the transition table moves `from` to `to` (docs/design.md §2). */
 export function transitionAllowed(from: string, to: string): boolean {
   return Object.values(TRANSITIONS).some((t) => t.to === to && (t.from as readonly string[]).includes(from));
 }

@@ -1,5 +1,5 @@
 /**
- * `durable-ops <command> …` (`npx durable-ops`, or `npm run <command> --`): the operator CLI (DESIGN §8, §9). Every
+ * `durable-ops <command> …` (`npx durable-ops`, or `npm run <command> --`): the operator CLI (docs/design.md §8, §9). Every
  * command reads the same environment as the services (`DATABASE_URL`, `SQS_*`, `AWS_REGION`, …) and never migrates
  * unless asked to. Human-readable tables by default, `--json` for scripts. Exit codes: 0 done, 1 failed, 2 bad arguments.
  */

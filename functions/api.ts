@@ -7,7 +7,7 @@ import { createRuntime, lazy } from '../lib/runtime.js';
 const observability = createObservability();
 
 /**
- * Owner API Lambda (DESIGN §7) behind the API Gateway HTTP API and its JWT authorizer. The runtime (config, database
+ * Owner API Lambda (docs/design.md §7) behind the API Gateway HTTP API and its JWT authorizer. The runtime (config, database
  * pool, SQS client, task registry — `demo.wait` only with `DEMO_TASKS=1`) is built on the first authenticated
  * invocation, not at import. Logs are Powertools JSON lines with the Lambda context; metrics are EMF, published per
  * invocation.

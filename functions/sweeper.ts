@@ -7,7 +7,7 @@ import { createSweeperHandler } from '../lib/sweeper/sweeper-handler.js';
 const observability = createObservability();
 
 /**
- * Scheduled sweeper Lambda (DESIGN §6). The runtime is built on the first invocation, not at import. Logs are
+ * Scheduled sweeper Lambda (docs/design.md §6). The runtime is built on the first invocation, not at import. Logs are
  * Powertools JSON lines with the Lambda context; the run's `Sweep*` metrics are EMF, published when it ends.
  */
 export const handler = createSweeperHandler(lazy(() => createRuntime(loadConfig(), observability)), observability);

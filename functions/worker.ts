@@ -7,7 +7,7 @@ import { createWorkerHandler } from '../lib/worker/worker-handler.js';
 const observability = createObservability();
 
 /**
- * SQS-triggered worker Lambda (DESIGN §5). The runtime is built on the first invocation, not at import. Logs are
+ * SQS-triggered worker Lambda (docs/design.md §5). The runtime is built on the first invocation, not at import. Logs are
  * Powertools JSON lines with the Lambda context; metrics are EMF, published per invocation (one batch).
  */
 export const handler = createWorkerHandler(lazy(() => createRuntime(loadConfig(), observability)), observability);

@@ -1,4 +1,4 @@
--- durable-ops schema and database users (DESIGN §9). Run once per environment as the RDS master user, after
+-- durable-ops schema and database users (docs/design.md §9). Run once per environment as the RDS master user, after
 -- infra/rds-mariadb.yml, and again after rotating a password (it is idempotent: it creates what is missing and sets
 -- each password to the value given). See infra/RUNBOOK.md "2. The schema and its users".
 --

@@ -28,7 +28,7 @@ export const ConfigSchema = z
     WAKEUP_RESEND_SECONDS: seconds(5, 3600, 60),
     MAX_MANUAL_RETRIES: z.coerce.number().int().min(0).max(1000).default(5),
     RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
-    /** mysql2 pool size; at least 2, because recovery-ledger writes take a connection of their own (DESIGN §8). */
+    /** mysql2 pool size; at least 2, because recovery-ledger writes take a connection of their own (docs/design.md §8). */
     DB_POOL_SIZE: z.coerce.number().int().min(2).max(100).default(10),
     DEV_JWT_SECRET: z.string().min(32, 'DEV_JWT_SECRET must be at least 32 characters').default('durable-ops-local-dev-secret-do-not-use-in-aws'),
     SQS_QUEUE_URL: z.string().url().optional(),
@@ -47,7 +47,7 @@ export const ConfigSchema = z
     /** Registers the AI task types (`strategy.snapshot`); needs a local model route (`MODEL_LOCAL_URL`). */
     AI_TASKS: flag,
     /**
-     * The local model route (DESIGN §5): an OpenAI-compatible base URL (llama.cpp server, Ollama, vLLM; the client
+     * The local model route (docs/design.md §5): an OpenAI-compatible base URL (llama.cpp server, Ollama, vLLM; the client
      * appends `/chat/completions`) or `lambda:<function-name>` for a model sidecar Lambda in the same account.
      */
     MODEL_LOCAL_URL: z.string().min(1).optional(),
@@ -72,7 +72,7 @@ export const ConfigSchema = z
     MODEL_BREAKER_COOLDOWN_SECONDS: seconds(1, 3600, 30),
     /** Explicit AWS Lambda endpoint for `lambda:` model routes (the local stack's Invoke API); unset in AWS. */
     LAMBDA_ENDPOINT: z.string().url().optional(),
-    /** Default per-owner limit on active operations of each task type (DESIGN §4). */
+    /** Default per-owner limit on active operations of each task type (docs/design.md §4). */
     CAPACITY_PER_OWNER: z.coerce.number().int().min(1).max(10_000).default(10),
     /** Default global limit on active operations of each task type. */
     CAPACITY_GLOBAL: z.coerce.number().int().min(1).max(10_000).default(1000),

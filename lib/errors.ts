@@ -40,7 +40,7 @@ export class UnknownTaskTypeError extends DurableOpsError {
 
 /**
  * Thrown when an operation does not exist *for this owner*. Another owner's operation is indistinguishable
- * from a missing one (DESIGN §7: 404, never 403).
+ * from a missing one (docs/design.md §7: 404, never 403).
  */
 export class OperationNotFoundError extends DurableOpsError {
   readonly code = 'operation_not_found' as const;
@@ -51,7 +51,7 @@ export class OperationNotFoundError extends DurableOpsError {
 
 /**
  * Thrown when a job does not exist *for this owner*, or the job id is not a job id at all. Another owner's job is
- * indistinguishable from a missing one (DESIGN §7: 404, never 403), and so is a malformed id (as for operations).
+ * indistinguishable from a missing one (docs/design.md §7: 404, never 403), and so is a malformed id (as for operations).
  */
 export class JobNotFoundError extends DurableOpsError {
   readonly code = 'job_not_found' as const;
@@ -61,7 +61,7 @@ export class JobNotFoundError extends DurableOpsError {
 }
 
 /**
- * Thrown by a cache-only feature read (DESIGN §7) when the owner's job has no published result of that feature yet.
+ * Thrown by a cache-only feature read (docs/design.md §7) when the owner's job has no published result of that feature yet.
  * `activeOperationId` names the owner's active operation producing it, if there is one (its status URL is shown).
  */
 export class SnapshotNotFoundError extends DurableOpsError {
@@ -73,7 +73,7 @@ export class SnapshotNotFoundError extends DurableOpsError {
 
 /**
  * Thrown by an owner retry when another operation of the same task type is already active on the same subject (a task
- * type with an exclusive subject, DESIGN §7): HTTP 409, naming the active operation.
+ * type with an exclusive subject, docs/design.md §7): HTTP 409, naming the active operation.
  */
 export class SubjectBusyError extends DurableOpsError {
   readonly code = 'subject_busy' as const;
@@ -93,7 +93,7 @@ export class IdempotencyKeyReusedError extends DurableOpsError {
   }
 }
 
-/** Thrown when an event is not allowed from the operation's current state (DESIGN §2 transition table). */
+/** Thrown when an event is not allowed from the operation's current state (docs/design.md §2 transition table). */
 export class InvalidTransitionError extends DurableOpsError {
   readonly code = 'invalid_transition' as const;
   constructor(
@@ -108,7 +108,7 @@ export class InvalidTransitionError extends DurableOpsError {
 /**
  * Thrown when a lease-guarded write (heartbeat, progress, complete, fail, acknowledge-cancel) matched no
  * row: the token is stale or wrong, the lease expired on the database clock, or the operation left
- * `running`. Nothing was changed (DESIGN §3).
+ * `running`. Nothing was changed (docs/design.md §3).
  */
 export class LeaseLostError extends DurableOpsError {
   readonly code = 'lease_lost' as const;
@@ -130,7 +130,7 @@ export class RetryLimitReachedError extends DurableOpsError {
 
 /**
  * Thrown when a call is made from the wrong scope: a claim from an owner scope, or an owner/lease mutation
- * from the neutral worker scope (DESIGN §3). The types already forbid it; this is the runtime backstop.
+ * from the neutral worker scope (docs/design.md §3). The types already forbid it; this is the runtime backstop.
  */
 export class ScopeViolationError extends DurableOpsError {
   readonly code = 'scope_violation' as const;
@@ -147,7 +147,7 @@ export class ConfigError extends DurableOpsError {
 }
 
 /**
- * Thrown when an admission (or owner retry) would exceed a capacity limit on active operations (DESIGN §4): nothing
+ * Thrown when an admission (or owner retry) would exceed a capacity limit on active operations (docs/design.md §4): nothing
  * was inserted, reserved or sent. `retryAfterSeconds` becomes the 429's `Retry-After`.
  */
 export class CapacityExhaustedError extends DurableOpsError {
@@ -169,7 +169,7 @@ export class NotEntitledError extends DurableOpsError {
 }
 
 /**
- * Thrown when recovery evidence or metadata looks like it holds a credential (DESIGN §8: opaque references,
+ * Thrown when recovery evidence or metadata looks like it holds a credential (docs/design.md §8: opaque references,
  * digests, counts and result codes only); nothing was written. `paths[i]` is where (e.g.
  * `evidence.providerResponse`) and `kinds[i]` what kind (e.g. `bearer_token`); the value is never included.
  */

@@ -98,7 +98,7 @@ export { JobLimits } from './jobs/job-limits.js';
 export { CreateJobSchema, JobIdSchema, createJob, getJob, type CreateJob } from './jobs/jobs.js';
 export { JobDtoSchema, jobUrlOf, toJobDto, type JobDto } from './jobs/job-dto.js';
 
-// AI operations (DESIGN §5): model providers, local-first routing, circuit breakers, provenance
+// AI operations (docs/design.md §5): model providers, local-first routing, circuit breakers, provenance
 export { ChatMessageSchema, ChatRequestSchema, ChatResponseSchema, type ChatMessage, type ChatRequest, type ChatResponse } from './models/chat-protocol.js';
 export { MODEL_FAILURES, ModelCallError, isRetryableModelFailure, type ModelFailure } from './models/model-errors.js';
 export type { ModelCallOptions, ModelProvider } from './models/model-provider.js';
@@ -111,13 +111,13 @@ export { ModelAttemptSchema, parseModelAttempts, type ModelAttempt, type ModelRo
 export type { ModelSession, StructuredRequest } from './ai/model-session.js';
 export { externalAllowed } from './ai/route-permits.js';
 
-// strategy.snapshot, the first production AI feature (DESIGN §7 feature producer)
+// strategy.snapshot, the first production AI feature (docs/design.md §7 feature producer)
 export { STRATEGY_SNAPSHOT_NOTE_KIND, StrategySnapshotSchema, type StrategySnapshot } from './features/strategy-snapshot/strategy-snapshot-output.js';
 export { STRATEGY_SNAPSHOT_TASK_TYPE, strategySnapshotTask } from './features/strategy-snapshot/strategy-snapshot-task.js';
 export { readStrategySnapshot, requestStrategySnapshot, type PublishedSnapshot } from './features/strategy-snapshot/strategy-snapshot.js';
 export { StrategySnapshotDtoSchema, toStrategySnapshotDto, type StrategySnapshotDto } from './features/strategy-snapshot/strategy-snapshot-dto.js';
 
-// Durable recovery operations (DESIGN §8)
+// Durable recovery operations (docs/design.md §8)
 export { beginDurableRecoveryOperation, BeginRecoverySchema, type BeginRecoveryInput } from './recovery/begin-recovery-operation.js';
 export { RecoveryHandle } from './recovery/recovery-handle.js';
 export {

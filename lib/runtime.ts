@@ -29,14 +29,14 @@ export interface Runtime {
   readonly wakeups: WakeupSender;
   /** The worker queue's DLQ, for the operator's redrive; present only when `SQS_DLQ_URL` (and `SQS_QUEUE_URL`) is set. */
   readonly deadLetters?: DeadLetterQueue;
-  /** The modules that write durable recovery operations, with their reconciliation actions (DESIGN §8). */
+  /** The modules that write durable recovery operations, with their reconciliation actions (docs/design.md §8). */
   readonly recoveryModules: RecoveryModuleRegistry;
   readonly logger: Logger;
   /** Where the services count lifecycle metrics; whoever built the runtime publishes them (see `Observability`). */
   readonly metrics: OpsMetrics;
   /** Where tasks publish result objects; present only when `RESULTS_BUCKET` is set. */
   readonly results?: ResultObjects;
-  /** The model routes of model tasks (DESIGN §5), with their process-local circuit breakers. */
+  /** The model routes of model tasks (docs/design.md §5), with their process-local circuit breakers. */
   readonly models: ModelRoutes;
   /** Closes the database pool (and the S3, DLQ and Lambda clients, if any). */
   close(): Promise<void>;

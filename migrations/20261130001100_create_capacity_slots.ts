@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { columnTypes, lengthCheck } from './column-types.js';
 
 /**
- * Capacity as a fixed set of slot rows per pool (DESIGN §4). A slot is free when `operation_id` is NULL and held by
+ * Capacity as a fixed set of slot rows per pool (docs/design.md §4). A slot is free when `operation_id` is NULL and held by
  * the named operation otherwise, so an operator can see who holds what. Reserving claims one free slot row with a
  * conditional UPDATE (after `SELECT … FOR UPDATE SKIP LOCKED` on MariaDB): concurrent admissions spread over different
  * rows instead of queueing on one counter row.

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { columnTypes, lengthCheck } from './column-types.js';
 
 /**
- * The durable recovery ledger's operations (DESIGN §8): the intent of an external effect, committed before the effect.
+ * The durable recovery ledger's operations (docs/design.md §8): the intent of an external effect, committed before the effect.
  * `fence` grows on every claim or takeover; `chain_head_hash` and `checkpoint_count` pin the end of its hash chain.
  */
 const TEXT: ReadonlyArray<readonly [string, 'char' | 'varchar', number, boolean]> = [

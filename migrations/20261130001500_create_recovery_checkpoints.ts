@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { columnTypes, lengthCheck } from './column-types.js';
 
 /**
- * The hash-chained checkpoints of recovery operations (DESIGN §8). `(operation_id, seq)` is the primary key, so a
+ * The hash-chained checkpoints of recovery operations (docs/design.md §8). `(operation_id, seq)` is the primary key, so a
  * chain position can be written once only; `hash` covers the canonical encoding of the row and `prev_hash`.
  */
 export async function up(db: Kysely<any>): Promise<void> {

@@ -3,7 +3,7 @@ import { columnTypes, lengthCheck } from './column-types.js';
 
 /**
  * Job postings, owner-scoped: the raw text an AI feature works on (title, company, description) lives here, never in
- * `operations` (DESIGN §2), which refer to a job by subject reference only. Bounds in characters; lib/jobs/job-limits.ts
+ * `operations` (docs/design.md §2), which refer to a job by subject reference only. Bounds in characters; lib/jobs/job-limits.ts
  * holds the same numbers and test/jobs/jobs-schema-bounds.test.ts compares them. The description (20,000 characters,
  * up to 80,000 bytes in utf8mb4) is too long for a MariaDB varchar, so it is a `mediumtext` bounded by a CHECK.
  */

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { columnTypes, lengthCheck } from './column-types.js';
 
 /**
- * Model provenance (DESIGN §5): `model_attempts` holds, as bounded JSON, the provider, model, route and outcome of
+ * Model provenance (docs/design.md §5): `model_attempts` holds, as bounded JSON, the provider, model, route and outcome of
  * the last model calls of an operation. Operator-only: no DTO shows it.
  */
 export async function up(db: Kysely<any>): Promise<void> {

@@ -12,9 +12,9 @@ import { columnTypes, lengthCheck } from './column-types.js';
  * - `from_status` (NULL for the admission), `to_status`, `attempt` and `cycle` (the operation's `retry_count`: owner
  *   retries so far) after the change.
  * - `failure_code`: the operation's failure code after the change, or `lease_expired` when the change ended a lease that
- *   had expired (the sweeper's lease-expiry pass, DESIGN §2, which leaves no code on the row when it retries or cancels).
+ *   had expired (the sweeper's lease-expiry pass, docs/design.md §2, which leaves no code on the row when it retries or cancels).
  *
- * No raw content, lease token, idempotency key or params (DESIGN §2). Retention deletes an operation's events with the
+ * No raw content, lease token, idempotency key or params (docs/design.md §2). Retention deletes an operation's events with the
  * operation (the sweeper's purge).
  */
 export async function up(db: Kysely<any>): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * `npm start`: the whole stack locally (DESIGN §9). SQLite by default; DATABASE_URL=mysql://… for MariaDB;
+ * `npm start`: the whole stack locally (docs/design.md §9). SQLite by default; DATABASE_URL=mysql://… for MariaDB;
  * SQS_QUEUE_URL (+ SQS_ENDPOINT) for an external queue. DEMO_TASKS and AI_TASKS default to 1 here; without
  * MODEL_LOCAL_URL the local model route is the deterministic stand-in. It first builds the operator console
  * (`dist/console`, served at /console); a failed console build is reported and the API starts anyway.

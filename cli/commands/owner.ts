@@ -26,7 +26,7 @@ function parseCommand(args: readonly string[]): Command {
 }
 
 /**
- * `durable-ops owner show <sub>` / `owner set-plan <sub> <plan>`: the operator's view of an owner's settings (DESIGN §4)
+ * `durable-ops owner show <sub>` / `owner set-plan <sub> <plan>`: the operator's view of an owner's settings (docs/design.md §4)
  * in `DATABASE_URL`. `show` prints the settings the API would use (`{plan, aiEnabled, privacyMode}`, defaults when the
  * owner has no row); `set-plan` sets the plan — an entitlement the owner cannot change over HTTP — and prints the
  * settings after the change, as one line of JSON. It never migrates.

@@ -20,7 +20,7 @@ function parseId(args: readonly string[]): string {
 
 /**
  * `durable-ops recovery-reconcile <id>`: runs the owning module's reconciliation action for one unresolved recovery
- * operation (DESIGN §8): `results.s3` → `reconcileResultObject` (delete the object if it is still this write's),
+ * operation (docs/design.md §8): `results.s3` → `reconcileResultObject` (delete the object if it is still this write's),
  * `queue.redrive` → `reconcileRedrive` (resolve from the `sent` checkpoint, or leave `outcome_unknown`). Takes the
  * operation over first, so its lease must have expired; never re-executes the effect. Prints the resulting state.
  * Exit codes: 0 done, 1 failure (not takeable, unknown module, database/S3 error), 2 bad arguments.

@@ -131,7 +131,7 @@ async function run(command: Command, store: Store): Promise<number> {
 }
 
 /**
- * `durable-ops recovery <list|verify|show>`: the operator's view of the durable recovery ledger (DESIGN §8 "Ops
+ * `durable-ops recovery <list|verify|show>`: the operator's view of the durable recovery ledger (docs/design.md §8 "Ops
  * surface") in `DATABASE_URL`. It never migrates.
  *
  * - `list [--state S] [--limit N] [--json]` — the unresolved operations (`recovery_required`, `recovering`,

@@ -8,7 +8,7 @@ const USAGE = 'usage: durable-ops sweep';
 
 /**
  * `durable-ops sweep`: one bounded sweeper run against `DATABASE_URL` and `SQS_QUEUE_URL` (the same code as the scheduled
- * Lambda, DESIGN §6); prints the counts as one line of JSON.
+ * Lambda, docs/design.md §6); prints the counts as one line of JSON.
  */
 export const sweepCommand: CliCommand = {
   name: 'sweep',

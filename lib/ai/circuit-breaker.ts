@@ -22,7 +22,7 @@ export interface BreakerPermit {
 const CLOSED_PERMIT: BreakerPermit = Object.freeze({ trial: false });
 
 /**
- * A process-local circuit breaker for one model route (DESIGN §5; the pattern of Nygard, *Release It!*):
+ * A process-local circuit breaker for one model route (docs/design.md §5; the pattern of Nygard, *Release It!*):
  *
  * ```
  *  closed ──N consecutive failures──▶ open ──cool-down passed, one trial admitted──▶ half_open

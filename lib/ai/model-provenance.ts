@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { FieldLimits } from '../validation/field-limits.js';
 
-/** The two model routes of DESIGN §5: the local model first, an external provider only as a fallback. */
+/** The two model routes of docs/design.md §5: the local model first, an external provider only as a fallback. */
 export type ModelRouteName = 'local' | 'external';
 
 /**
- * One model call of an attempt, as stored in `operations.model_attempts` (DESIGN §5 provenance): attempt number,
+ * One model call of an attempt, as stored in `operations.model_attempts` (docs/design.md §5 provenance): attempt number,
  * route, provider kind (`http`: OpenAI-compatible endpoint; `lambda`: a model sidecar invoked in the account), model
  * name (at most 64 characters) and outcome (`ok` or a bounded model failure code). Never a prompt, an output, a URL
  * or a key. Operator-only: no DTO carries it.

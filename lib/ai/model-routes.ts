@@ -6,7 +6,7 @@ import type { ModelProvider } from '../models/model-provider.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import type { ModelRouteName } from './model-provenance.js';
 
-/** One configured model route: its provider and its process-local circuit breaker (DESIGN §5). */
+/** One configured model route: its provider and its process-local circuit breaker (docs/design.md §5). */
 export interface ModelRoute {
   readonly name: ModelRouteName;
   readonly provider: ModelProvider;

@@ -25,7 +25,7 @@ export interface ModelSession {
   /** `local`, or `external` on a claim from `waiting_for_external_fallback`. */
   readonly route: ModelRouteName;
   /**
-   * Makes one structured request on the attempt's route and returns the answer validated against `schema` (DESIGN §5:
+   * Makes one structured request on the attempt's route and returns the answer validated against `schema` (docs/design.md §5:
    * nothing is published before full validation). Provenance is stored under the lease and the route's breaker learns
    * the outcome, success or failure.
    * @throws {ModelCallError} with a bounded `failure` code (timeout, server_error, rejected, invalid_output, …).

@@ -6,7 +6,7 @@ import { assertOwnerScope, type OwnerScope } from '../operations/scopes.js';
 import { appendModelAttempt, type ModelAttempt } from './model-provenance.js';
 
 /**
- * Appends one model call's provenance to `operations.model_attempts` under the lease (DESIGN §5: successful and failed
+ * Appends one model call's provenance to `operations.model_attempts` under the lease (docs/design.md §5: successful and failed
  * provider attempts persist bounded provider/model/route provenance). Only the lease holder writes the column, so the
  * read-then-write cannot interleave with another writer of it.
  * @throws {LeaseLostError} when the lease is gone; nothing changed.

@@ -12,7 +12,7 @@ export interface RoutePermits {
 }
 
 /**
- * Asks each configured route's circuit breaker for a permit before a claim (DESIGN §5: while a breaker is open, that
+ * Asks each configured route's circuit breaker for a permit before a claim (docs/design.md §5: while a breaker is open, that
  * route's operations wait instead of failing). Every permit taken must end in {@link releaseRoutePermits} or be handed
  * to the model session of the claimed run.
  */
@@ -32,7 +32,7 @@ export function releaseRoutePermits(models: ModelRoutes | undefined, permits: Ro
 }
 
 /**
- * Whether an operation may use the external route (DESIGN §5): the task type is on the external allowlist
+ * Whether an operation may use the external route (docs/design.md §5): the task type is on the external allowlist
  * (`model.externalAllowed`), the owner's privacy snapshot is `external_allowed`, and an external route is configured.
  * `local_only` owners never reach an external provider, whatever the local route does.
  */

@@ -1,5 +1,5 @@
 /**
- * How an AWS SDK v3 call failed, for the recovery ledger (DESIGN §8): did the provider answer and refuse, or is the
+ * How an AWS SDK v3 call failed, for the recovery ledger (docs/design.md §8): did the provider answer and refuse, or is the
  * outcome unknown?
  *
  * SDK v3 service errors carry `$fault: 'client' | 'server'` and `$metadata.httpStatusCode`

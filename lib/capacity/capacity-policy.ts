@@ -45,7 +45,7 @@ export interface AdmissionLimits {
   readonly global: number;
 }
 
-/** Resolved capacity configuration (DESIGN §4). */
+/** Resolved capacity configuration (docs/design.md §4). */
 export interface CapacityPolicy {
   /**
    * The admission limits for `taskType` and an owner on `plan`. Most specific wins:

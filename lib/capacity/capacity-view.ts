@@ -8,7 +8,7 @@ import type { CapacityPolicy } from './capacity-policy.js';
 /** How many owner pools the capacity view lists: those holding the most slots. */
 export const MAX_OWNER_POOLS = 50;
 
-/** The kinds of capacity pool (DESIGN §4): per task type for everyone, per task type and owner, per execution route. */
+/** The kinds of capacity pool (docs/design.md §4): per task type for everyone, per task type and owner, per execution route. */
 export const POOL_KINDS = ['global', 'owner', 'route'] as const;
 
 /**
@@ -55,7 +55,7 @@ function routePools(inUse: readonly PoolCount[], capacity: CapacityPolicy): Capa
 }
 
 /**
- * The capacity pools and how full they are (DESIGN §4; operators only: the route needs `ops:read`), with limits from
+ * The capacity pools and how full they are (docs/design.md §4; operators only: the route needs `ops:read`), with limits from
  * `capacity` (the running configuration): see {@link CapacityViewSchema}. Four reads: global pools and route pools
  * (primary-key ranges), the fullest owner pools (held slots only), and those owners' plans.
  */

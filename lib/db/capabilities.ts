@@ -19,7 +19,7 @@ export interface Capabilities {
   readonly rowLocks: boolean;
   /**
    * SQL for "the database clock plus `deltaMs`", as a value comparable with stored timestamps.
-   * MariaDB: `UTC_TIMESTAMP(6)` — the database clock is the authority for leases and deadlines (DESIGN §3).
+   * MariaDB: `UTC_TIMESTAMP(6)` — the database clock is the authority for leases and deadlines (docs/design.md §3).
    * SQLite: `strftime('%Y-%m-%d %H:%M:%f','now')`, the one local process's clock, millisecond precision.
    */
   timeAt(deltaMs: number): RawBuilder<string>;

@@ -19,7 +19,7 @@ export interface OperationsTable {
   /** Canonical JSON of the validated task params. Bounded task/policy fields only, never raw content. */
   params_json: string;
   status: OperationStatus;
-  /** The owner's privacy mode when admitted (DESIGN §4); the worker routes by this snapshot, never by live settings. */
+  /** The owner's privacy mode when admitted (docs/design.md §4); the worker routes by this snapshot, never by live settings. */
   privacy_mode: PrivacyMode;
   priority: number;
   /** Attempts started in the current cycle (reset by an owner retry). */
@@ -45,13 +45,13 @@ export interface OperationsTable {
   updated_at: string;
   started_at: string | null;
   finished_at: string | null;
-  /** JSON list of the last model calls' provenance (`ModelAttempt`, DESIGN §5); operator-only, never in a DTO. */
+  /** JSON list of the last model calls' provenance (`ModelAttempt`, docs/design.md §5); operator-only, never in a DTO. */
   model_attempts: string | null;
   /** Virtual column derived from `status`: `L` (queued, waiting for retry), `X` (waiting for external fallback), else NULL. */
   claim_lane: ColumnType<'L' | 'X' | null, never, never>;
 }
 
-/** An idempotency key answered with another, active operation (DESIGN §7 reuse): primary key (owner, task type, key). */
+/** An idempotency key answered with another, active operation (docs/design.md §7 reuse): primary key (owner, task type, key). */
 export interface OperationKeyAliasesTable {
   owner_user_id: string;
   task_type: string;
@@ -92,7 +92,7 @@ export interface CapacitySlotsTable {
   reserved_at: string | null;
 }
 
-/** A durable recovery operation (DESIGN §8); see `lib/recovery/`. */
+/** A durable recovery operation (docs/design.md §8); see `lib/recovery/`. */
 export interface RecoveryOperationsTable {
   id: string;
   module: string;
@@ -130,7 +130,7 @@ export interface RecoveryCheckpointsTable {
 }
 
 /**
- * A job posting, owner-scoped: the raw text AI features work on lives here, never in `operations` (DESIGN §2).
+ * A job posting, owner-scoped: the raw text AI features work on lives here, never in `operations` (docs/design.md §2).
  * Bounds (characters) are `JobLimits` in `lib/jobs/job-limits.ts`.
  */
 export interface JobsTable {

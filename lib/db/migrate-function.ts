@@ -5,7 +5,7 @@ import { tryMigrateToLatest } from './migrate.js';
 import type { Store } from './store.js';
 
 /**
- * The migrate Lambda's contract (DESIGN §9): invoked with `{}` after each deploy (`durable-ops migrate --remote
+ * The migrate Lambda's contract (docs/design.md §9): invoked with `{}` after each deploy (`durable-ops migrate --remote
  * <function>`), it applies every pending migration with the static migration provider the bundle carries and answers
  * a report. Migrations only go forward in AWS; rolling back is a code rollback (README "Migrations and rollback").
  */

@@ -2,7 +2,7 @@ import { DurableOpsError } from '../errors.js';
 import type { MigrationReport } from './migrate.js';
 
 /**
- * Errors of running migrations in AWS through the migrate Lambda (`migrateRemote`, DESIGN §9). Each names the
+ * Errors of running migrations in AWS through the migrate Lambda (`migrateRemote`, docs/design.md §9). Each names the
  * function it invoked; none carries a stack, SQL text or a credential — only names, codes and bounded messages.
  */
 

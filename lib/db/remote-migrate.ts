@@ -39,7 +39,7 @@ function invokeFailure(functionName: string, error: unknown): MigrateInvokeError
 }
 
 /**
- * Runs the pending migrations in AWS (DESIGN §9): invokes the migrate Lambda (`functions/migrate.ts`, the stack output
+ * Runs the pending migrations in AWS (docs/design.md §9): invokes the migrate Lambda (`functions/migrate.ts`, the stack output
  * `MigrateFunctionName`) synchronously with `InvokeCommand` (`InvocationType: RequestResponse`, payload `{}`; AWS Lambda
  * API reference, "Invoke") and returns each migration's result, in order. Nothing pending: an empty report.
  *

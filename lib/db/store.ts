@@ -17,11 +17,11 @@ export interface Store {
   readonly caps: Capabilities;
   /**
    * SQL for the database clock plus `deltaMs` (and plus the test clock offset, if any). Every lease,
-   * deadline and retry time is computed with this, inside the statement (DESIGN §3).
+   * deadline and retry time is computed with this, inside the statement (docs/design.md §3).
    */
   timeAt(deltaMs?: number): RawBuilder<string>;
   /**
-   * A store whose writes never run inside a caller's open transaction (DESIGN §8: recovery checkpoints go through an
+   * A store whose writes never run inside a caller's open transaction (docs/design.md §8: recovery checkpoints go through an
    * independent connection). MariaDB: this store itself — every statement outside a transaction takes its own pooled
    * connection. SQLite: a second connection to the same file with `busy_timeout = 0`, so a write while another
    * connection holds the write lock fails at once with `SQLITE_BUSY` instead of waiting.

@@ -18,7 +18,7 @@ export function sha256Hex(text: string): string {
 }
 
 /**
- * The request hash that an idempotency key is bound to (DESIGN §2): SHA-256 of the canonical JSON of
+ * The request hash that an idempotency key is bound to (docs/design.md §2): SHA-256 of the canonical JSON of
  * `{ taskType, subject, params }`, with params as validated (so equivalent spellings hash alike).
  */
 export function requestHash(taskType: string, subject: { type: string; id: string }, params: unknown): string {

@@ -5,12 +5,12 @@ import type { ProblemStatus } from './route-doc.js';
 import type { ApiResult } from './route-types.js';
 
 /**
- * How the routes that admit an operation (DESIGN §7: `POST /api/operations` and the feature producers) answer, and
+ * How the routes that admit an operation (docs/design.md §7: `POST /api/operations` and the feature producers) answer, and
  * how their OpenAPI descriptions say so.
  */
 
 /**
- * The answer to an admission (DESIGN §7): 202 + `Location` for a new operation; 200 + `Idempotent-Replayed: true` for a
+ * The answer to an admission (docs/design.md §7): 202 + `Location` for a new operation; 200 + `Idempotent-Replayed: true` for a
  * replayed key; 200 + `Location` for the active operation of an exclusive subject, reused.
  */
 export function admissionResponse({ operation, replayed, reused }: Admission): ApiResult {
@@ -19,7 +19,7 @@ export function admissionResponse({ operation, replayed, reused }: Admission): A
   return jsonResponse(reused ? 200 : 202, OperationDtoSchema, dto, { location: dto.statusUrl });
 }
 
-/** The problems of an admission (DESIGN §4, §7), shared by `POST /api/operations` and the feature producer. */
+/** The problems of an admission (docs/design.md §4, §7), shared by `POST /api/operations` and the feature producer. */
 export const ADMISSION_PROBLEMS = {
   400: 'Missing or malformed `Idempotency-Key`, or an invalid body, task type or params.',
   403: 'The owner is not entitled to the task type (plan or `aiEnabled`); nothing was written.',

@@ -71,7 +71,7 @@ function dispatch(route: OwnerRoute | OperatorRoute, deps: ApiDeps, event: ApiEv
 }
 
 /**
- * Builds the API Lambda (owner API, DESIGN §7, and the operator routes of §8) for API Gateway HTTP API payload 2.0
+ * Builds the API Lambda (owner API, docs/design.md §7, and the operator routes of §8) for API Gateway HTTP API payload 2.0
  * events: middy with `@middy/http-router` over {@link API_ROUTES}, a check that the JWT authorizer's `sub` claim is
  * present (on every route but the public OpenAPI document, which answers without dependencies or claims), the
  * operator-route gate (404 without the route's scope: `ops:read` or `ops:write`), and the problem-details middleware

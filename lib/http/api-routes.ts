@@ -22,7 +22,7 @@ export const OpenApiDocumentSchema = z
   .meta({ id: 'OpenApiDocument', description: 'An OpenAPI 3.1 document (https://spec.openapis.org/oas/v3.1.0).' });
 
 /**
- * The API: the owner API, exactly as DESIGN §7 lists it, the operator surface and the public OpenAPI document. Every
+ * The API: the owner API, exactly as docs/design.md §7 lists it, the operator surface and the public OpenAPI document. Every
  * route carries its OpenAPI description beside its handler; every body passes its DTO schema on the way out; errors
  * are thrown and answered by the problem-details middleware.
  *

@@ -5,7 +5,7 @@ import { FieldLimits } from '../validation/field-limits.js';
 import { RouteNotFoundError } from './http-errors.js';
 
 /**
- * Who the caller is (DESIGN §7): in AWS the API Gateway HTTP API JWT authorizer verifies the bearer token and puts
+ * Who the caller is (docs/design.md §7): in AWS the API Gateway HTTP API JWT authorizer verifies the bearer token and puts
  * its claims into the event; locally the dev server verifies HS256 tokens signed with `DEV_JWT_SECRET`
  * (`lib/local/dev-token.ts`) and passes the claims the same way. Either way the owner is the `sub` claim.
  */
@@ -26,7 +26,7 @@ export function ownerFromEvent(event: APIGatewayProxyEventV2WithJWTAuthorizer): 
   return parsed.data;
 }
 
-/** The OAuth scope that lets a caller read the operator surface (`GET /api/ops/…`, DESIGN §8 "Ops surface"). */
+/** The OAuth scope that lets a caller read the operator surface (`GET /api/ops/…`, docs/design.md §8 "Ops surface"). */
 export const OPS_READ_SCOPE = 'ops:read';
 
 /**

@@ -6,7 +6,7 @@ import { DurableOpsError } from '../errors.js';
  */
 
 /**
- * Thrown when no route of the API (DESIGN §7) matches the request path, for any method — or when the path names an
+ * Thrown when no route of the API (docs/design.md §7) matches the request path, for any method — or when the path names an
  * operator route and the caller lacks its scope, which must look exactly the same (HTTP 404).
  */
 export class RouteNotFoundError extends DurableOpsError {

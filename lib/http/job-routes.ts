@@ -14,7 +14,7 @@ const jobIdParam = z.strictObject({
 });
 
 /**
- * The owner's jobs and the strategy snapshot of a job (DESIGN §7 feature producer), each route with its OpenAPI
+ * The owner's jobs and the strategy snapshot of a job (docs/design.md §7 feature producer), each route with its OpenAPI
  * description:
  *
  * - `POST /api/jobs` — body `{title, company, description}` (title and company trimmed, then 1–200 characters;
@@ -73,7 +73,7 @@ export const JOB_ROUTES: readonly OwnerRoute[] = [
       tag: 'strategy snapshot',
       summary: 'Start producing a job’s strategy snapshot',
       description:
-        `A feature producer (DESIGN §7): it calls the same admission as \`POST /api/operations\`, with no body. ${ADMISSION_DESCRIPTION} ` +
+        `A feature producer (docs/design.md §7): it calls the same admission as \`POST /api/operations\`, with no body. ${ADMISSION_DESCRIPTION} ` +
         'While a `strategy.snapshot` operation is active for the job, it answers **200** with that operation (and `Location`).',
       idempotencyKey: true,
       pathParams: jobIdParam,

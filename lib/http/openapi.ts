@@ -20,7 +20,7 @@ const GatewayUnauthorizedSchema = z
   .strictObject({ message: z.string() })
   .meta({ id: 'GatewayUnauthorized', description: 'API Gateway’s own 401 body, sent before the API runs.' });
 
-/** The `Idempotency-Key` request header (DESIGN §7; IETF `Idempotency-Key` header draft), required where declared. */
+/** The `Idempotency-Key` request header (docs/design.md §7; IETF `Idempotency-Key` header draft), required where declared. */
 const IdempotencyKeyHeaderSchema = z.object({
   'Idempotency-Key': IdempotencyKeySchema.meta({
     description: '1–128 characters of `[A-Za-z0-9._:-]`, chosen by the client; the same request under the same key is replayed, not repeated.',
@@ -117,7 +117,7 @@ function routeConfig(route: ApiRoute): RouteConfig {
  * body, every success response with its DTO schema and headers, and an RFC 9457 `application/problem+json` response
  * ({@link ProblemSchema}) for each documented error status, plus 401 on every authenticated route and 500 on every
  * route. Owner routes require the {@link BEARER_SCHEME} JWT scheme, public routes nothing (`security: []`). Operator
- * routes are left out: they answer 404 to everyone without their scope, never confirming they exist (DESIGN §8), and a
+ * routes are left out: they answer 404 to everyone without their scope, never confirming they exist (docs/design.md §8), and a
  * public document must not list them either. Named zod
  * schemas (`.meta({ id })`) become `components.schemas`. `info.version` is the package version.
  * @throws {Error} when a route's documented path parameters differ from its path template, it documents no success

@@ -22,12 +22,12 @@ const operationIdParam = z.strictObject({
 });
 
 /**
- * The owner's operations and their notifications (DESIGN §7), each route with its OpenAPI description:
+ * The owner's operations and their notifications (docs/design.md §7), each route with its OpenAPI description:
  *
  * - `POST /api/operations` — header `Idempotency-Key` (1–128 of `[A-Za-z0-9._:-]`), body
  *   `{taskType, subject: {type, id}, params?}`. New: **202** + `Location: /api/operations/{id}`. Replay of the same
  *   request under the same key: **200** + `Idempotent-Replayed: true` (IETF `Idempotency-Key` header draft), even
- *   when capacity is full. Not entitled: 403; a capacity limit full: 429 + `Retry-After` (DESIGN §4).
+ *   when capacity is full. Not entitled: 403; a capacity limit full: 429 + `Retry-After` (docs/design.md §4).
  * - `GET /api/operations?status=&taskType=&limit=&cursor=` — 200 `{items, nextCursor}`, newest first.
  * - `GET /api/operations/{id}` — 200 the operation.
  * - `POST /api/operations/{id}/cancel` — 200 the operation (`cancelled`, or `running` with `cancelRequested`).

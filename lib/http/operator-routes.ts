@@ -38,15 +38,15 @@ const recoveryIdParam = z.strictObject({
   id: z.string().meta({ description: 'The recovery operation id. A malformed id answers 404, like a missing one.' }),
 });
 
-/** How an operator route hides (DESIGN §8 "Ops surface"): a 404 for any method, never a 401/403 that would confirm it. */
-const HIDDEN_ROUTE = 'To every other caller the route does not exist: a 404 for any method, never a 401/403 that would confirm it (DESIGN §8 "Ops surface").';
+/** How an operator route hides (docs/design.md §8 "Ops surface"): a 404 for any method, never a 401/403 that would confirm it. */
+const HIDDEN_ROUTE = 'To every other caller the route does not exist: a 404 for any method, never a 401/403 that would confirm it (docs/design.md §8 "Ops surface").';
 const OPS_READ_ONLY = `Needs the JWT scope \`ops:read\`. ${HIDDEN_ROUTE}`;
 const OPS_WRITE_ONLY = `Needs the JWT scope \`ops:write\` (\`ops:read\` alone is not enough). ${HIDDEN_ROUTE}`;
 const LACKS_READ = 'The caller’s token lacks the `ops:read` scope.';
 const LACKS_WRITE = 'The caller’s token lacks the `ops:write` scope.';
 
 /**
- * The operator surface (DESIGN §8 "Ops surface"; the web console), each route with its OpenAPI description (which the
+ * The operator surface (docs/design.md §8 "Ops surface"; the web console), each route with its OpenAPI description (which the
  * public document leaves out, `lib/http/openapi.ts`). Every route is invisible — 404 problem+json for any method,
  * exactly as an unknown path — to a caller whose verified scopes lack its scope: `ops:read` for the GET routes,
  * `ops:write` for the POST routes (a caller with `ops:read` only gets 404 on those). Each answers through a strict DTO

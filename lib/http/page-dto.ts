@@ -3,7 +3,7 @@ import { NotificationDtoSchema, OperationDtoSchema } from '../operations/owner/o
 import { OperatorOperationViewSchema } from '../operations/operator/operator-operations.js';
 import { UnresolvedRecoveryDtoSchema } from '../recovery/unresolved.js';
 
-/** Body of `GET /api/operations` (DESIGN §7): at most 100 operation DTOs, newest first, and the opaque next cursor. */
+/** Body of `GET /api/operations` (docs/design.md §7): at most 100 operation DTOs, newest first, and the opaque next cursor. */
 export const OperationPageDtoSchema = z.strictObject({
   items: z.array(OperationDtoSchema).max(100),
   nextCursor: z.string().nullable(),
@@ -12,7 +12,7 @@ export const OperationPageDtoSchema = z.strictObject({
 /** See {@link OperationPageDtoSchema}. */
 export type OperationPageDto = z.infer<typeof OperationPageDtoSchema>;
 
-/** Body of `GET /api/notifications` (DESIGN §7): at most 100 notification DTOs, newest first, and the next cursor. */
+/** Body of `GET /api/notifications` (docs/design.md §7): at most 100 notification DTOs, newest first, and the next cursor. */
 export const NotificationPageDtoSchema = z.strictObject({
   items: z.array(NotificationDtoSchema).max(100),
   nextCursor: z.string().nullable(),
@@ -22,7 +22,7 @@ export const NotificationPageDtoSchema = z.strictObject({
 export type NotificationPageDto = z.infer<typeof NotificationPageDtoSchema>;
 
 /**
- * Body of `GET /api/ops/recovery` (DESIGN §8 "Ops surface"): at most 100 unresolved recovery operations, oldest first.
+ * Body of `GET /api/ops/recovery` (docs/design.md §8 "Ops surface"): at most 100 unresolved recovery operations, oldest first.
  * No cursor: the list is a work queue for operators, narrowed with `state`.
  */
 export const UnresolvedRecoveryPageDtoSchema = z.strictObject({

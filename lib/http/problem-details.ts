@@ -66,9 +66,9 @@ export type Problem = z.infer<typeof ProblemSchema>;
 type ErrorClass = abstract new (...args: never[]) => DurableOpsError;
 
 /**
- * The one table from error class to HTTP status (STYLE §7; statuses from DESIGN §7 and §4 — 403 for a missing
+ * The one table from error class to HTTP status (STYLE §7; statuses from docs/design.md §7 and §4 — 403 for a missing
  * entitlement, 429 for exhausted capacity — and, for a reused key, the IETF `Idempotency-Key` header draft §2.7; the
- * recovery ledger's refusals of the operator routes, DESIGN §8: 400 evidence, 404 unknown id, 409 state, lease or chain).
+ * recovery ledger's refusals of the operator routes, docs/design.md §8: 400 evidence, 404 unknown id, 409 state, lease or chain).
  * Typed errors absent here (`LeaseLostError`, `ScopeViolationError`, `ConfigError`) are server faults if they ever
  * reach the API: they answer the generic 500.
  */

@@ -7,11 +7,11 @@ import type { z } from 'zod';
  * restates them.
  */
 
-/** The success statuses the API answers (DESIGN §7): 200 read/replay/reuse, 201 created, 202 accepted for later work. */
+/** The success statuses the API answers (docs/design.md §7): 200 read/replay/reuse, 201 created, 202 accepted for later work. */
 export type SuccessStatus = 200 | 201 | 202;
 
 /**
- * The error statuses a route may declare (DESIGN §7, RFC 9457 bodies). 401 and 500 are not listed here: the generator
+ * The error statuses a route may declare (docs/design.md §7, RFC 9457 bodies). 401 and 500 are not listed here: the generator
  * adds 401 to every authenticated route and 500 to every route, so no route can forget them.
  */
 export type ProblemStatus = 400 | 403 | 404 | 409 | 422 | 429;

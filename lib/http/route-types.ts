@@ -11,8 +11,8 @@ export type ApiResult = APIGatewayProxyStructuredResultV2;
 
 /**
  * What the API needs: the database, the task types it admits, the operation policy, the capacity policy
- * (admission limits, DESIGN §4), the wake-up queue, the dead-letter queue when one is configured (the operator's
- * redrive), the modules of the recovery ledger (their reconciliation actions, DESIGN §8), a logger and the metrics the
+ * (admission limits, docs/design.md §4), the wake-up queue, the dead-letter queue when one is configured (the operator's
+ * redrive), the modules of the recovery ledger (their reconciliation actions, docs/design.md §8), a logger and the metrics the
  * services count into. A `Runtime` is one.
  */
 export type ApiDeps = Pick<Runtime, 'store' | 'registry' | 'policy' | 'capacity' | 'wakeups' | 'deadLetters' | 'recoveryModules' | 'logger' | 'metrics'>;
@@ -27,7 +27,7 @@ interface RouteBase {
   readonly doc: RouteDoc;
 }
 
-/** A route of the owner API (DESIGN §7): it acts for the authenticated owner, the JWT `sub`. */
+/** A route of the owner API (docs/design.md §7): it acts for the authenticated owner, the JWT `sub`. */
 export interface OwnerRoute extends RouteBase {
   readonly access: 'owner';
   /** One `lib/` service call for the authenticated owner, then DTO mapping (STYLE §8). */
@@ -35,7 +35,7 @@ export interface OwnerRoute extends RouteBase {
 }
 
 /**
- * A route of the operator surface (DESIGN §8): not owner-scoped, and invisible — a 404, for every method — to any
+ * A route of the operator surface (docs/design.md §8): not owner-scoped, and invisible — a 404, for every method — to any
  * caller whose verified scopes lack `scope` (checked by the API handler before routing and again before `handle`).
  */
 export interface OperatorRoute extends RouteBase {

@@ -4,7 +4,7 @@ import { jsonResponse } from './json-response.js';
 import type { OwnerRoute } from './route-types.js';
 
 /**
- * The owner's own settings (DESIGN §7), each route with its OpenAPI description:
+ * The owner's own settings (docs/design.md §7), each route with its OpenAPI description:
  *
  * - `GET /api/me/settings` — 200 `{plan, aiEnabled, privacyMode}` (defaults for an owner who never changed them).
  * - `PATCH /api/me/settings` — body `{aiEnabled?, privacyMode?}`, at least one; 200 the new settings. The plan is an

@@ -52,7 +52,7 @@ export const CreateJobSchema = z.strictObject({
 export type CreateJob = z.output<typeof CreateJobSchema>;
 
 /**
- * Creates a job for the authenticated owner (DESIGN §3: the row carries the scope's owner id, never one from the body)
+ * Creates a job for the authenticated owner (docs/design.md §3: the row carries the scope's owner id, never one from the body)
  * and returns its row (read back: MariaDB has no RETURNING). Each call creates a new job: there is no idempotency key,
  * so a client that retries a POST whose answer it lost gets two.
  * @throws {ValidationError} when `input` is not a valid {@link CreateJobSchema} body; nothing is written.
@@ -69,9 +69,9 @@ export async function createJob(scope: OwnerScope, input: unknown): Promise<JobR
 }
 
 /**
- * The owner's job `jobId`; the query filters by the scope's owner (DESIGN §3).
+ * The owner's job `jobId`; the query filters by the scope's owner (docs/design.md §3).
  * @throws {JobNotFoundError} when it does not exist, belongs to another owner, or `jobId` is not a job id at all — all
- * three indistinguishable (DESIGN §7: 404, never 403), as `getOperation` treats operation ids.
+ * three indistinguishable (docs/design.md §7: 404, never 403), as `getOperation` treats operation ids.
  * @throws {ScopeViolationError} when `scope` is not an owner scope.
  */
 export async function getJob(scope: OwnerScope, jobId: unknown): Promise<JobRow> {

@@ -5,7 +5,7 @@ import { SubjectSchema } from '../http/auth.js';
 import { parseOrThrow } from '../validation/parse-or-throw.js';
 
 /**
- * Dev tokens: the bearer tokens of the local stack (DESIGN §9), HS256 JWTs signed with `DEV_JWT_SECRET`, which the
+ * Dev tokens: the bearer tokens of the local stack (docs/design.md §9), HS256 JWTs signed with `DEV_JWT_SECRET`, which the
  * local server verifies in place of the API Gateway JWT authorizer (`lib/local/local-http-server.ts`). Never used in
  * AWS, where an identity provider issues tokens and API Gateway verifies them; the Lambda reads the claims the same
  * way either way (`lib/http/auth.ts`).

@@ -221,7 +221,7 @@ async function invoke(request: IncomingMessage, options: LocalHttpServerOptions)
 }
 
 /**
- * Starts the local stand-in for API Gateway (DESIGN §9): a `node:http` server that, for every `/api/*` request,
+ * Starts the local stand-in for API Gateway (docs/design.md §9): a `node:http` server that, for every `/api/*` request,
  * verifies the `Authorization: Bearer` dev token (HS256, `devJwtSecret`) and answers **401** problem+json itself when
  * it is missing or invalid — never calling the handler, as the JWT authorizer would; public routes (the OpenAPI
  * document, `GET /api/openapi.json`) pass without a token and without claims, as API Gateway deploys them — caps bodies at

@@ -24,7 +24,7 @@ export interface LocalModels {
 }
 
 /**
- * The local stack's model side (DESIGN §9, §5), on free loopback ports:
+ * The local stack's model side (docs/design.md §9, §5), on free loopback ports:
  * - unless `LAMBDA_ENDPOINT` is set, a local **AWS Lambda Invoke API** serving the stand-in as the function
  *   `durable-ops-model-stand-in`, so `MODEL_LOCAL_URL=lambda:durable-ops-model-stand-in` exercises the same
  *   `@aws-sdk/client-lambda` path as a model sidecar Lambda in AWS;

@@ -44,7 +44,7 @@ export interface LocalQueue {
  * which would expose an unauthenticated queue to the network), then creates a DLQ and a main queue whose
  * `RedrivePolicy` sends a message to the DLQ once it has been received `maxReceiveCount` times without being
  * deleted — as SQS does — and the requested S3 buckets. State is in memory only: the database, not the queue,
- * holds the work (DESIGN §1).
+ * holds the work (docs/design.md §1).
  * @throws {Error} when the port is taken or a queue or bucket cannot be created; the emulator is stopped first.
  */
 export async function startLocalQueue(options: LocalQueueOptions = {}): Promise<LocalQueue> {

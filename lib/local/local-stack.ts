@@ -28,7 +28,7 @@ export interface LocalStack {
 }
 
 /**
- * Starts the whole stack in one process (DESIGN §9): migrations, an SQS queue + DLQ and a results bucket (in-process
+ * Starts the whole stack in one process (docs/design.md §9): migrations, an SQS queue + DLQ and a results bucket (in-process
  * fauxqs, which then also serves `RESULTS_BUCKET`/`S3_ENDPOINT` and `SQS_DLQ_URL` — the operator API's redrive —
  * unless `SQS_QUEUE_URL` points at a real or emulated queue; then results and the DLQ follow the configuration), the
  * same API, worker and sweeper handlers as the Lambdas —

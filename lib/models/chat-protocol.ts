@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The subset of the OpenAI chat-completions protocol durable-ops speaks to model endpoints (DESIGN §5): llama.cpp
+ * The subset of the OpenAI chat-completions protocol durable-ops speaks to model endpoints (docs/design.md §5): llama.cpp
  * server, Ollama, vLLM locally, any compatible provider externally, or a model sidecar Lambda that returns the same
  * JSON. Source: OpenAI API reference, "Create chat completion" (`POST /v1/chat/completions`) and its response object.
  *

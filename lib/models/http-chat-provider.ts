@@ -113,7 +113,7 @@ function transportFailure(error: unknown, reason: 'aborted' | 'timeout' | null):
 }
 
 /**
- * Builds a {@link ModelProvider} for an OpenAI-compatible HTTP endpoint (DESIGN §5). Each `complete` call:
+ * Builds a {@link ModelProvider} for an OpenAI-compatible HTTP endpoint (docs/design.md §5). Each `complete` call:
  *
  * - POSTs `{ ...request, model }` as JSON, with `Authorization: Bearer <apiKey>` only when a key is configured, and
  *   does not follow redirects (a 3xx is `rejected`: the key must not travel to another host);

@@ -106,7 +106,7 @@ function sdkFailure(error: unknown, reason: 'aborted' | 'timeout' | null): Model
 }
 
 /**
- * Builds a {@link ModelProvider} for a model sidecar Lambda (DESIGN §5), invoked with `InvokeCommand`
+ * Builds a {@link ModelProvider} for a model sidecar Lambda (docs/design.md §5), invoked with `InvokeCommand`
  * (`InvocationType: RequestResponse`; AWS Lambda API reference, "Invoke"). Each `complete` call:
  *
  * - sends `{ ...request, model }` as the payload, under the caller's signal and `timeoutMs` (`aborted` / `timeout`;

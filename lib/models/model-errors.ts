@@ -1,7 +1,7 @@
 import { DurableOpsError } from '../errors.js';
 
 /**
- * Every way a model call can fail, as a bounded code (DESIGN §5: the worker classifies failures with bounded codes and
+ * Every way a model call can fail, as a bounded code (docs/design.md §5: the worker classifies failures with bounded codes and
  * the circuit breaker counts them per route):
  *
  * - `timeout` — our own request timeout (`timeoutMs`) passed before a complete answer arrived.

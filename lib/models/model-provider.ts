@@ -16,7 +16,7 @@ export interface ModelCallOptions {
 }
 
 /**
- * A model route: one OpenAI-compatible chat-completions endpoint (DESIGN §5), reached over HTTP
+ * A model route: one OpenAI-compatible chat-completions endpoint (docs/design.md §5), reached over HTTP
  * (`lib/models/http-chat-provider.ts`) or as a model sidecar Lambda (`lib/models/lambda-chat-provider.ts`).
  * Implementations hold no per-call state and never expose a credential in `toString()`, JSON or `util.inspect`.
  */

@@ -3,7 +3,7 @@ import { JsonSchemaNameSchema, responseContent, type ChatMessage } from './chat-
 import { ModelCallError } from './model-errors.js';
 import type { ModelCallOptions, ModelProvider } from './model-provider.js';
 
-/** Longest model name kept from a response (it is stored as provenance; DESIGN §5). */
+/** Longest model name kept from a response (it is stored as provenance; docs/design.md §5). */
 const MAX_MODEL_NAME = 64;
 
 /** What {@link requestStructured} asks for. */
@@ -31,7 +31,7 @@ export interface StructuredResult<T> {
 /**
  * Asks a model for JSON matching a zod schema (OpenAI "Structured Outputs": `response_format: {type: 'json_schema',
  * json_schema: {name, schema, strict: true}}`) and validates the answer with that schema before anything uses it
- * (DESIGN §5: responses are validated with zod before anything is published).
+ * (docs/design.md §5: responses are validated with zod before anything is published).
  *
  * The top-level `$schema` keyword of the generated JSON Schema is dropped (some servers refuse unknown keywords).
  * Note that OpenAI's strict mode accepts only a subset of JSON Schema (every property required, no open records);

@@ -24,7 +24,7 @@ interface AttemptFields extends OperationFields {
 }
 
 /**
- * One lifecycle event (DESIGN §2, §4, §5, §6): the only shapes a lifecycle log line can take, so no forbidden field —
+ * One lifecycle event (docs/design.md §2, §4, §5, §6): the only shapes a lifecycle log line can take, so no forbidden field —
  * lease token, idempotency key, request hash, params, subject, failure text, model input or output — can reach one by
  * accident. `operationId` is the correlation key; `status` is the state after the event.
  */

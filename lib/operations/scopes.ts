@@ -3,7 +3,7 @@ import type { Store } from '../db/store.js';
 import { FieldLimits } from '../validation/field-limits.js';
 
 /**
- * The owner scope (DESIGN §3): every query it issues filters by `owner_user_id`. Built from an authenticated
+ * The owner scope (docs/design.md §3): every query it issues filters by `owner_user_id`. Built from an authenticated
  * user (API) or from a claimed lease's owner id (worker, via `enterOwnerScope`). Owner reads, cancel and retry,
  * and — with the lease token — heartbeat, progress, complete, fail and acknowledge-cancel take this type.
  *
@@ -31,7 +31,7 @@ export class OwnerScope {
 }
 
 /**
- * The neutral worker scope (DESIGN §3): it may only claim. Everything after a claim happens in the owner
+ * The neutral worker scope (docs/design.md §3): it may only claim. Everything after a claim happens in the owner
  * scope the claim names.
  */
 export class WorkerScope {

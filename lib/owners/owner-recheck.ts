@@ -17,7 +17,7 @@ export interface OwnerRecheck {
 }
 
 /**
- * The one live entitlement and privacy recheck (DESIGN §4, §5): admission (no snapshot), an owner's retry and every run
+ * The one live entitlement and privacy recheck (docs/design.md §4, §5): admission (no snapshot), an owner's retry and every run
  * of a claimed operation (with the snapshot taken at admission) read the owner's current settings through it, and fail
  * closed when `entitled` is false. One read of `owner_settings` (defaults for an owner without a row).
  * @param snapshot the privacy mode stored on the operation, for work already admitted.

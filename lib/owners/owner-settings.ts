@@ -84,7 +84,7 @@ export async function setOwnerPlan(store: Store, ownerUserId: string, plan: stri
 }
 
 /**
- * Whether settings entitle an owner to run `task` (DESIGN §4): a task that requires AI needs `aiEnabled`; a task
+ * Whether settings entitle an owner to run `task` (docs/design.md §4): a task that requires AI needs `aiEnabled`; a task
  * limited to plans needs one of them.
  */
 export function isEntitled(task: Pick<TaskDefinition, 'entitlement'>, settings: OwnerSettings): boolean {

@@ -23,7 +23,7 @@ const SentEvidenceSchema = z.object({ sentMessageId: z.string().min(1), bodyDige
 
 /**
  * The `queue.redrive` module's reconciliation action for an interrupted redrive: takes it over (after its lease
- * expired, a stale `running` redrive becomes `outcome_unknown`, DESIGN §8) and, if its chain holds a `sent`
+ * expired, a stale `running` redrive becomes `outcome_unknown`, docs/design.md §8) and, if its chain holds a `sent`
  * checkpoint — SQS's message id, recorded only after SendMessage returned — resolves it as occurred
  * (`succeeded`, with that id as evidence). Without one it cannot prove either way (SQS cannot be asked whether a
  * message was sent), so the operation stays `outcome_unknown` for an operator. It never re-sends. Either way the

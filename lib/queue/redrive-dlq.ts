@@ -15,7 +15,7 @@ import { beginDurableRecoveryOperation } from '../recovery/begin-recovery-operat
 import { RecoveryKeyUsedError } from '../recovery/recovery-errors.js';
 import type { RecoveryHandle } from '../recovery/recovery-handle.js';
 
-/** The recovery-ledger module of DLQ redrives (DESIGN §8); kind `send_message`, effect class `forward_only`. */
+/** The recovery-ledger module of DLQ redrives (docs/design.md §8); kind `send_message`, effect class `forward_only`. */
 export const REDRIVE_MODULE = 'queue.redrive';
 
 /**
@@ -69,7 +69,7 @@ const DeadLetterSchema = z.object({
 });
 
 /**
- * Moves messages from the dead-letter queue back to the main queue, each through the recovery ledger (DESIGN §8,
+ * Moves messages from the dead-letter queue back to the main queue, each through the recovery ledger (docs/design.md §8,
  * effect class `forward_only`: a send cannot be undone, only checked). Per message:
  *
  * ```

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 
 /**
- * The body of an SQS wake-up message (DESIGN §1, §5): **only a hint** that eligible work may exist. A worker
+ * The body of an SQS wake-up message (docs/design.md §1, §5): **only a hint** that eligible work may exist. A worker
  * that receives one claims the best eligible operation by priority and ignores `operationId`, so a lost or
  * duplicated message can never lose or duplicate work.
  *

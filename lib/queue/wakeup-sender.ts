@@ -24,7 +24,7 @@ export interface WakeupSendOptions {
 
 /**
  * Sends wake-up hints to the worker queue. A send only nudges a worker: the database row is already
- * durable, and the sweeper re-sends hints for rows left waiting (DESIGN §4, §6), so a failed send is
+ * durable, and the sweeper re-sends hints for rows left waiting (docs/design.md §4, §6), so a failed send is
  * recoverable and a duplicate send is harmless.
  */
 export interface WakeupSender {

@@ -40,7 +40,7 @@ export const BeginRecoverySchema = z.strictObject({
 export type BeginRecoveryInput = z.input<typeof BeginRecoverySchema> & { recoveryPlan: Evidence; preconditionEvidence: Evidence; effectClass: EffectClass };
 
 /**
- * Commits the intent of an external effect **before the caller acts** (DESIGN §8): the canonical request hash (RFC
+ * Commits the intent of an external effect **before the caller acts** (docs/design.md §8): the canonical request hash (RFC
  * 8785 JSON, SHA-256), effect class, recovery plan, precondition evidence, `running` state and lease fence 1, with the
  * genesis checkpoint of its hash chain — in one transaction on an independent connection, committed when this
  * returns. The caller then acts and records what happened through the returned handle.

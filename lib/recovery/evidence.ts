@@ -34,7 +34,7 @@ const EvidenceScalarSchema = z.union(scalarOptions, { error: ITEM_MESSAGE });
 /**
  * Evidence and metadata of a durable recovery operation: a flat object of opaque references
  * (`s3://bucket/key`, a provider's request id), digests (`sha256:…`), counts and provider result codes
- * (`HTTP_409`). DESIGN §8: they are stored for ever in a hash chain and shown to operators, so they must never
+ * (`HTTP_409`). docs/design.md §8: they are stored for ever in a hash chain and shown to operators, so they must never
  * hold credentials or resolved secrets.
  *
  * Shape (bounds in {@link EvidenceLimits}): at most 32 keys, each matching `/^[a-zA-Z][a-zA-Z0-9_.-]{0,63}$/`;
@@ -198,7 +198,7 @@ function toValidationIssue(issue: z.core.$ZodIssue, input: unknown, where: strin
 
 /**
  * Validates evidence or metadata before it is written to a recovery operation or checkpoint: checks the
- * shape with {@link EvidenceSchema}, then refuses anything that looks like a credential (DESIGN §8: evidence
+ * shape with {@link EvidenceSchema}, then refuses anything that looks like a credential (docs/design.md §8: evidence
  * holds opaque references, digests, counts and result codes — never credentials or resolved secrets).
  *
  * Refused as secrets, in keys, string values and string array items: PEM blocks (any `-----BEGIN`), JWTs,

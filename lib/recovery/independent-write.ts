@@ -8,7 +8,7 @@ import { IndependentWriteBlockedError, isSqliteBusy } from './recovery-errors.js
 const SQLITE_BUSY_ATTEMPTS = 6;
 
 /**
- * Runs one ledger write in its own transaction on the store's **independent** connection (DESIGN §8), never the
+ * Runs one ledger write in its own transaction on the store's **independent** connection (docs/design.md §8), never the
  * caller's. On SQLite, whose single writer may be held by another connection for a moment (a heartbeat, a cancel
  * being acknowledged), a busy database is retried briefly; if it stays busy — typically because the caller itself
  * holds an open write transaction — the write fails with {@link IndependentWriteBlockedError} after about 0.6 s instead

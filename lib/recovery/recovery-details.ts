@@ -27,7 +27,7 @@ export const RecoveryCheckpointDetailsSchema = z.strictObject({
 /**
  * A recovery operation as an operator inspects it (`npm run recovery -- show <id>`): the operation, its
  * reconciliation action, the verdict of its hash chain and every checkpoint. It shows the lease owner, the request
- * hash, the recovery plan and the precondition evidence — all opaque by construction (DESIGN §8) — but not the
+ * hash, the recovery plan and the precondition evidence — all opaque by construction (docs/design.md §8) — but not the
  * idempotency key, which no reconciliation needs. Operator-only: the HTTP list shows far less
  * (`UnresolvedRecoveryDtoSchema`).
  */

@@ -45,7 +45,7 @@ export class InvalidRecoveryMoveError extends DurableOpsError {
 
 /**
  * Thrown when `beginDurableRecoveryOperation` is given an idempotency key its module already used. A key names one
- * attempt for ever: after an outcome was resolved, a new attempt needs a new, deliberate key (DESIGN §8).
+ * attempt for ever: after an outcome was resolved, a new attempt needs a new, deliberate key (docs/design.md §8).
  */
 export class RecoveryKeyUsedError extends DurableOpsError {
   readonly code = 'recovery_key_used' as const;

@@ -40,7 +40,7 @@ export const MAX_EVIDENCE_JSON = 8192;
 const CheckpointKindSchema = z.string().regex(/^[a-z][a-z0-9_.-]{0,63}$/, 'must be lower-case [a-z0-9_.-], at most 64 characters');
 
 /**
- * A claimed durable recovery operation (DESIGN §8): the only way to write its checkpoints. Every write is fenced
+ * A claimed durable recovery operation (docs/design.md §8): the only way to write its checkpoints. Every write is fenced
  * (fence + lease owner + unexpired lease + chain position, in SQL) and goes through an **independent connection**
  * (`store.independent()`), never the caller's transaction — so a rollback of the caller's work cannot erase the
  * evidence of an effect. The atomic terminal methods (`completeIn`, `rejectIn`) are the exception by design: they
@@ -138,7 +138,7 @@ export class RecoveryHandle {
   }
 
   /**
-   * Resolves `outcome_unknown` from external evidence; it never guesses provider state (DESIGN §8). Proof the effect
+   * Resolves `outcome_unknown` from external evidence; it never guesses provider state (docs/design.md §8). Proof the effect
    * happened → verified `succeeded`. Proof it did not → `recovery_required` → `recovering` → `verified_recovered`.
    * Either way the idempotency key stays spent: a new attempt needs a new key. The resolution must also pass
    * `UnknownResolutionSchema` (check names, at most 16 checks).
@@ -181,7 +181,7 @@ export class RecoveryHandle {
     await this.#append('reject', 'rejected', parseEvidence(evidence, 'evidence'), trx);
   }
 
-  /** A rejection means nothing happened: refused once a progress checkpoint recorded an effect (DESIGN §8). */
+  /** A rejection means nothing happened: refused once a progress checkpoint recorded an effect (docs/design.md §8). */
   #assertNoEffectRecorded(move: string): void {
     if (this.#s.count > 1) throw new InvalidRecoveryMoveError(this.#s.operationId, `${this.#s.state} with recorded effects`, move);
   }

@@ -1,5 +1,5 @@
 /**
- * The vocabulary of the durable recovery ledger (DESIGN §8).
+ * The vocabulary of the durable recovery ledger (docs/design.md §8).
  *
  * Effect classes — what an interrupted effect leaves behind, and so what a takeover must do:
  * - `database_atomic`: the effect is rows in our own database, committed with the terminal checkpoint
@@ -45,7 +45,7 @@ export const TERMINAL_RECOVERY_STATES: readonly RecoveryState[] = ['succeeded', 
 /** States an operator must look at: what the `GET /api/ops/recovery` list shows (with stale `running`). */
 export const UNRESOLVED_RECOVERY_STATES: readonly RecoveryState[] = ['recovery_required', 'recovering', 'outcome_unknown'];
 
-/** What a stale operation of each effect class becomes at takeover (DESIGN §8). Takeover never re-executes. */
+/** What a stale operation of each effect class becomes at takeover (docs/design.md §8). Takeover never re-executes. */
 export const TAKEOVER_STATE: Readonly<Record<EffectClass, RecoveryState>> = Object.freeze({
   database_atomic: 'failed',
   compensatable: 'recovery_required',

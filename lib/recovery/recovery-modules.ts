@@ -3,7 +3,7 @@ import { BeginRecoverySchema } from './begin-recovery-operation.js';
 
 /**
  * One module that writes durable recovery operations, and what an operator must do about one of its unresolved
- * operations. DESIGN §8 / seed 003: "Ops is the platform surface for unresolved operation status; owning modules must
+ * operations. docs/design.md §8 / seed 003: "Ops is the platform surface for unresolved operation status; owning modules must
  * provide the reconciliation action and business-level explanation."
  *
  * - `module`: the name it passes to `beginDurableRecoveryOperation` (lower-case `[a-z0-9_.-]`, at most 64 characters).

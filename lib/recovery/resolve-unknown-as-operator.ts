@@ -26,7 +26,7 @@ export interface OperatorResolution {
 }
 
 /**
- * Resolves an `outcome_unknown` recovery operation as an operator (DESIGN §8): validates the resolution first (nothing
+ * Resolves an `outcome_unknown` recovery operation as an operator (docs/design.md §8): validates the resolution first (nothing
  * is taken over for a bad one), takes the operation over under lease owner `operator:<sub>` — possible only once the
  * previous holder's lease expired — and calls `resolveUnknown` with the operator's evidence: `occurred: true` →
  * `succeeded`; `false` → `verified_recovered`. The takeover and every step are checkpoints of its hash chain.

@@ -20,7 +20,7 @@ const TakeOverSchema = z.strictObject({
 
 /**
  * Takes over a recovery operation whose lease expired (or was released), under a new fence, and classifies it
- * (DESIGN §8): a stale `running` operation becomes `failed` (database_atomic: its transaction rolled back),
+ * (docs/design.md §8): a stale `running` operation becomes `failed` (database_atomic: its transaction rolled back),
  * `recovery_required` (compensatable) or `outcome_unknown` (forward-only, irreversible); an unresolved one keeps its
  * state and gets a new holder for reconciliation. A `takeover` checkpoint records the old and the new fence.
  * **Never re-executes the request**: the returned handle only records what the owning module proves.

@@ -5,7 +5,7 @@ import { EvidenceSchema, parseEvidence, type Evidence } from './evidence.js';
 import { VerificationRequiredError } from './recovery-errors.js';
 
 /**
- * Concrete verification of an outcome (DESIGN §8): at least one named check, each with the evidence that it passed
+ * Concrete verification of an outcome (docs/design.md §8): at least one named check, each with the evidence that it passed
  * (an object's digest, a provider's result code, a count). Completion without it is refused.
  */
 export interface Verification {
@@ -19,7 +19,7 @@ export const MAX_VERIFICATION_CHECKS = 16;
 export const VerificationCheckNameSchema = z.string().regex(/^[a-z][a-z0-9_.-]{0,63}$/, 'must be lower-case [a-z0-9_.-], at most 64 characters');
 
 /**
- * What resolves an `outcome_unknown` recovery operation (DESIGN §8 `resolveUnknown`): `occurred` — true for proof the
+ * What resolves an `outcome_unknown` recovery operation (docs/design.md §8 `resolveUnknown`): `occurred` — true for proof the
  * effect happened, false for proof it did not — and the `verification`: 1–16 checks with unique names, each with
  * non-empty {@link EvidenceSchema} evidence (opaque references, digests, counts, result codes). The operator console
  * validates its form with it; `POST /api/ops/recovery/{id}/resolve-unknown` and `RecoveryHandle.resolveUnknown` parse

@@ -10,7 +10,7 @@ import { listLeasedIds, listUnresolvedOperations, type RecoveryOperationRow, typ
 
 /**
  * The states an operator list may be filtered by: the unresolved states, and `running`, which here means **stale**
- * running — intent committed, lease expired on the database clock, nobody acting on it (DESIGN §8 "Ops surface").
+ * running — intent committed, lease expired on the database clock, nobody acting on it (docs/design.md §8 "Ops surface").
  */
 export const UNRESOLVED_FILTERS: readonly RecoveryState[] = [...UNRESOLVED_RECOVERY_STATES, 'running'];
 
@@ -103,7 +103,7 @@ function toDto(row: RecoveryOperationRow, leased: ReadonlySet<string>, modules: 
 }
 
 /**
- * The unresolved recovery operations an operator must look at (DESIGN §8 "Ops surface"), oldest first: exactly
+ * The unresolved recovery operations an operator must look at (docs/design.md §8 "Ops surface"), oldest first: exactly
  * those `recovery_required`, `recovering` or `outcome_unknown`, and those `running` whose lease expired on the
  * database clock. Each carries its module's reconciliation action from `modules`. At most `limit` items; there is no
  * cursor — narrow with `state` when the list is full. Each item's hash chain is verified (two reads per item).

@@ -21,7 +21,7 @@ export interface CompensateResultObjectInput {
 }
 
 /**
- * Undoes a result-object write through the ledger (DESIGN §8 compensation), from wherever it stopped:
+ * Undoes a result-object write through the ledger (docs/design.md §8 compensation), from wherever it stopped:
  *
  * ```
  *  running ──requireRecovery {reason}──▶ recovery_required ──startRecovery──▶ recovering

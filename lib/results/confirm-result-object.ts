@@ -7,7 +7,7 @@ import type { WrittenResultObject } from './write-result-object.js';
 /**
  * Confirms a written result object: verifies with HeadObject that the object is still the one this write put there
  * (same ETag, size and writer metadata) and completes its ledger operation with both checks — `object_written` (what
- * PutObject returned) and `object_head` (what S3 serves now) — so it ends `succeeded` (DESIGN §8: completion needs
+ * PutObject returned) and `object_head` (what S3 serves now) — so it ends `succeeded` (docs/design.md §8: completion needs
  * concrete verification and a valid chain). Call it only once the caller's run stands; until then the write can
  * still be compensated.
  * @throws {ResultObjectMismatchError} the object is gone or is not this write's (the operation stays `running`:

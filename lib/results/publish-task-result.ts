@@ -19,7 +19,7 @@ export interface PublishTaskResultInput {
 }
 
 /**
- * Publishes a task's result object only if the run that produced it stands (DESIGN §8, `compensatable`):
+ * Publishes a task's result object only if the run that produced it stands (docs/design.md §8, `compensatable`):
  *
  * ```
  *  writeResultObject ─▶ settle() ─▶ confirmResultObject                 → ledger succeeded, object kept

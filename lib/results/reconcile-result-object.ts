@@ -18,7 +18,7 @@ export interface ReconcileResultObjectInput {
 
 /**
  * The `results.s3` module's reconciliation action: takes over a result-object write whose runtime disappeared (after
- * its lease expired; a stale `running` write becomes `recovery_required`, DESIGN §8) and compensates it —
+ * its lease expired; a stale `running` write becomes `recovery_required`, docs/design.md §8) and compensates it —
  * deleting the object if it is still this write's — to `verified_recovered`. It never re-runs the write.
  * @throws {ValidationError} not a `results.s3` operation (nothing was taken over).
  * @throws {import('../recovery/recovery-errors.js').NothingToTakeOverError} still leased, terminal, or taken by a racer.

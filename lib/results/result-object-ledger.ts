@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The recovery-ledger vocabulary of result objects (DESIGN §8): one `results.s3` / `put_object` operation per write,
+ * The recovery-ledger vocabulary of result objects (docs/design.md §8): one `results.s3` / `put_object` operation per write,
  * effect class `compensatable` (undo: delete the object).
  */
 export const RESULT_OBJECTS_MODULE = 'results.s3';

@@ -51,7 +51,7 @@ export interface WrittenResultObject {
 }
 
 /**
- * Writes an operation's result object to S3 through the recovery ledger (DESIGN §8, effect class `compensatable`):
+ * Writes an operation's result object to S3 through the recovery ledger (docs/design.md §8, effect class `compensatable`):
  *
  * ```
  *  HeadObject (existed?) ─▶ begin(results.s3/put_object, plan: delete s3://bucket/key) ─▶ PutObject

@@ -23,7 +23,7 @@ export interface SweepDeps {
   readonly timeBudgetMs: number;
 }
 
-/** What one run did, as counts (DESIGN §6); see `SweepCountsSchema`. */
+/** What one run did, as counts (docs/design.md §6); see `SweepCountsSchema`. */
 export type { SweepCounts } from './sweep-counts.js';
 
 /**

@@ -3,7 +3,7 @@ import { z } from 'zod';
 const count = z.number().int().min(0);
 
 /**
- * What one sweeper run did, as counts (DESIGN §6): what `runSweepOnce` returns, logs, stores in `sweeper_runs` and the
+ * What one sweeper run did, as counts (docs/design.md §6): what `runSweepOnce` returns, logs, stores in `sweeper_runs` and the
  * operator API shows (`GET /api/ops/sweeps`). A change to it must keep rows already stored readable (7 days of them).
  */
 export const SweepCountsSchema = z.strictObject({

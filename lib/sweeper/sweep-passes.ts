@@ -11,7 +11,7 @@ import { deleteOperations, selectDueWakeups, selectPastDeadline, selectPurgeable
 import { CLAIMABLE_STATUSES } from '../operations/lifecycle/operation-status.js';
 
 /**
- * One batch of each sweeper duty (DESIGN §6). Each function is one short transaction over at most `limit` rows it
+ * One batch of each sweeper duty (docs/design.md §6). Each function is one short transaction over at most `limit` rows it
  * has locked with `SKIP LOCKED` (MariaDB), so concurrent sweepers split the work instead of colliding, and returns
  * what it did. Decisions are made here; SQL stays in the repositories.
  */
@@ -22,7 +22,7 @@ export interface ExpiredLeases extends ExpiredLeaseMoves {
 }
 
 /**
- * Expired leases (DESIGN §2), each as {@link attemptOutcome} decides for kind `lease_expired`: cancel requested →
+ * Expired leases (docs/design.md §2), each as {@link attemptOutcome} decides for kind `lease_expired`: cancel requested →
  * `cancelled`; final attempt → `failed` (`lease_expired`); otherwise → `waiting_for_retry`, claimable at once (the lease
  * length already spaced the attempts) and due a wake-up now. The moves are `expireLeases` (lifecycle): terminal ones
  * get their notification and release all their capacity in the same transaction; retried ones give back their
@@ -48,7 +48,7 @@ export async function failPastDeadlineBatch(store: Store, limit: number): Promis
 }
 
 /**
- * Frees leaked capacity (DESIGN §4): slots held by an operation that is gone or terminal, and route slots held by one
+ * Frees leaked capacity (docs/design.md §4): slots held by an operation that is gone or terminal, and route slots held by one
  * that is no longer running. Every transition releases in its own transaction, so this finds only what a bug, a manual
  * edit or a purge left behind. Returns `{ holders, freed }`: operations looked at, slots freed.
  */

@@ -17,7 +17,7 @@ export interface SweepReport {
   finish(counts: SweepCounts, durationMs: number): void;
 }
 
-/** Starts the report of one sweeper run (DESIGN §6: it reports what it did as counts), bounded to `limit` id lines. */
+/** Starts the report of one sweeper run (docs/design.md §6: it reports what it did as counts), bounded to `limit` id lines. */
 export function startSweepReport(telemetry: Telemetry, limit = SWEEP_LOG_LIMIT): SweepReport {
   let logged = 0;
   let notLogged = 0;

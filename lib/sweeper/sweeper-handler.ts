@@ -4,7 +4,7 @@ import type { Runtime } from '../runtime.js';
 import { runSweepOnce, type SweepCounts } from './run-sweep-once.js';
 
 /**
- * The scheduled sweeper Lambda (DESIGN §6; EventBridge schedule): one bounded `runSweepOnce`, logged and returned
+ * The scheduled sweeper Lambda (docs/design.md §6; EventBridge schedule): one bounded `runSweepOnce`, logged and returned
  * as counts. Batch size and time budget come from `SWEEP_BATCH_SIZE` and `SWEEP_TIME_BUDGET_SECONDS`; keep the
  * budget below the function timeout. Overlapping runs are safe.
  * @param runtime the runtime, or a function resolving it on first invocation (Lambda cold start).

@@ -9,7 +9,7 @@ export interface TaskContext<P> {
   readonly operationId: string;
   readonly ownerUserId: string;
   /**
-   * The owner scope the attempt runs in (DESIGN §3): a task reads the owner's own rows (e.g. the job a feature names
+   * The owner scope the attempt runs in (docs/design.md §3): a task reads the owner's own rows (e.g. the job a feature names
    * as its subject) through it, never by id alone.
    */
   readonly scope: OwnerScope;
@@ -36,7 +36,7 @@ export interface TaskContext<P> {
    */
   readonly results?: ResultObjects;
   /**
-   * The model route this attempt runs on (DESIGN §5), present only for task types that declare `model`: local first;
+   * The model route this attempt runs on (docs/design.md §5), present only for task types that declare `model`: local first;
    * the external route only on a claim from `waiting_for_external_fallback`. It records provenance and feeds the
    * route's circuit breaker; by default it allows one inference per attempt.
    */
@@ -53,7 +53,7 @@ export interface TaskCompletion {
 }
 
 /**
- * One active operation per subject (DESIGN §7 feature producers: "reuse an active operation for the same subject").
+ * One active operation per subject (docs/design.md §7 feature producers: "reuse an active operation for the same subject").
  * Admission of this task type — through its feature route or `POST /api/operations` alike — locks the subject and, when
  * the owner already has an active operation of this type on it, answers that one (200) and binds the new idempotency key
  * to it; an owner retry is refused (409) while another is active.
@@ -69,7 +69,7 @@ export interface ExclusiveSubject {
   lock(tx: TxContext, subject: { readonly ownerUserId: string; readonly id: string; readonly rowLocks: boolean }): Promise<void>;
 }
 
-/** How a task type uses model routes (DESIGN §5). */
+/** How a task type uses model routes (docs/design.md §5). */
 export interface TaskModelUse {
   /**
    * Puts the task type on the external allowlist: after a retryable failure of the local route, an operation whose
@@ -89,7 +89,7 @@ export interface RetryPolicy {
 }
 
 /**
- * A task handler's registration (DESIGN §5): its type, params schema, priority, attempts, timeout, lease, retry
+ * A task handler's registration (docs/design.md §5): its type, params schema, priority, attempts, timeout, lease, retry
  * policy, entitlement, capacity route and model use (whether external routes are allowed).
  */
 export interface TaskDefinition<S extends z.ZodType = z.ZodType> {
@@ -110,7 +110,7 @@ export interface TaskDefinition<S extends z.ZodType = z.ZodType> {
   /** How long an admitted operation may wait to start, in **seconds**. @default config QUEUED_DEADLINE_SECONDS */
   readonly deadlineSeconds?: number;
   /**
-   * What the owner's live settings must allow (DESIGN §4), checked at admission (403 otherwise) and again before each
+   * What the owner's live settings must allow (docs/design.md §4), checked at admission (403 otherwise) and again before each
    * run (`failed`/`entitlement_revoked` otherwise). @default no requirement
    */
   readonly entitlement?: { readonly aiEnabled?: boolean; readonly plans?: readonly string[] };
@@ -120,7 +120,7 @@ export interface TaskDefinition<S extends z.ZodType = z.ZodType> {
    */
   readonly capacityRoute?: string;
   /**
-   * Declares a model task (DESIGN §5): its attempts get `context.model`, run local-first, wait while the route's circuit
+   * Declares a model task (docs/design.md §5): its attempts get `context.model`, run local-first, wait while the route's circuit
    * breaker is open, and classify model failures (timeout, 5xx, connection: retryable; 4xx, invalid output: permanent).
    * The capacity route, if any, bounds local runs only. @default not a model task
    */

@@ -4,7 +4,7 @@ import type { TaskDefinition } from './task-definition.js';
 
 /**
  * The task types this process serves. Admission refuses unknown types (400); a worker claims only registered
- * types (DESIGN §5).
+ * types (docs/design.md §5).
  */
 export class TaskRegistry {
   readonly #tasks = new Map<string, TaskDefinition>();

@@ -21,7 +21,7 @@ export const FieldLimits = Object.freeze({
   progressPercent: { min: 0, max: 100 },
 });
 
-/** Pattern of an `Idempotency-Key`: 1–128 of `[A-Za-z0-9._:-]` (DESIGN §7). */
+/** Pattern of an `Idempotency-Key`: 1–128 of `[A-Za-z0-9._:-]` (docs/design.md §7). */
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Pattern of a task type: lower-case, dot- or dash-separated, at most 64 characters (e.g. `demo.wait`). */

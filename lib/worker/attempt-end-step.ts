@@ -16,14 +16,14 @@ import type { AttemptEnd } from './attempt-end.js';
 /** Longest delay SQS can give a message, in seconds (`DelaySeconds`); a later retry is woken by the sweeper. */
 const SQS_MAX_DELAY_SECONDS = 900;
 
-/** A failed run's verdict: how it failed (DESIGN §5 classification) and the operator-only message. */
+/** A failed run's verdict: how it failed (docs/design.md §5 classification) and the operator-only message. */
 export interface FailureVerdict {
   readonly kind: FailureKind;
   readonly message: string;
 }
 
 /**
- * The failure kind and operator message of a failed run (DESIGN §5 classification): model failures by their bounded
+ * The failure kind and operator message of a failed run (docs/design.md §5 classification): model failures by their bounded
  * code (timeout, 5xx, 429, connection: retryable; invalid output, 4xx, oversize: permanent), typed task errors by class,
  * anything else retryable.
  */

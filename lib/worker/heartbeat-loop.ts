@@ -16,7 +16,7 @@ export interface HeartbeatLoop {
 }
 
 /**
- * Heartbeats `claim`'s lease every `intervalMs` (ms) until stopped (DESIGN §2, §5): each beat extends the lease on the
+ * Heartbeats `claim`'s lease every `intervalMs` (ms) until stopped (docs/design.md §2, §5): each beat extends the lease on the
  * database clock and reports whether the owner asked to cancel. A cancel seen, or a {@link LeaseLostError}, is passed
  * to `onVerdict` (the run aborts its handler); any other heartbeat failure is logged and the next beat is scheduled as
  * usual — the lease is only lost when the database says so.

@@ -5,7 +5,7 @@ import type { PrivacyMode } from '../owners/privacy-mode.js';
 import type { TaskDefinition } from '../tasks/task-definition.js';
 
 /**
- * The model route of one run (DESIGN §5): none for a task without `model`; the external route for a claim from
+ * The model route of one run (docs/design.md §5): none for a task without `model`; the external route for a claim from
  * `waiting_for_external_fallback`, else the local route; `unavailable` (the run fails retryably, closed) when that route
  * is not configured here, or is external and the operation may no longer leave the local route (`externalAllowed`
  * with the run's privacy mode).

@@ -37,7 +37,7 @@ export interface RunDeps {
   readonly random?: () => number;
   /** Result-object publishing handed to tasks as `TaskContext.results`. @default none (not configured) */
   readonly results?: ResultObjects;
-  /** The model routes of model tasks (DESIGN §5). @default none: a model task's run fails retryably */
+  /** The model routes of model tasks (docs/design.md §5). @default none: a model task's run fails retryably */
   readonly models?: ModelRoutes;
 }
 
@@ -53,7 +53,7 @@ export const ABORT_GRACE_MAX_MS = 10_000;
 type AbortCause = 'cancel' | 'lease_lost' | 'timeout';
 
 /**
- * Runs one claimed operation in its owner scope (DESIGN §5): rechecks cancellation and entitlement, runs the task handler with an
+ * Runs one claimed operation in its owner scope (docs/design.md §5): rechecks cancellation and entitlement, runs the task handler with an
  * `AbortSignal`, heartbeats the lease every `heartbeatMs` (at most a third of the lease; a heartbeat that reports a cancel request aborts the
  * handler), enforces `min(task timeout, remaining time − 5 s)`, classifies the result and commits the terminal state
  * (or the retry) under the lease.
@@ -65,7 +65,7 @@ type AbortCause = 'cancel' | 'lease_lost' | 'timeout';
  *                             ├─ local model failed, external allowed ──→ waiting_for_external_fallback
  *                             └─ lease lost ──────── (write nothing: the sweeper or another worker owns it)
  * ```
- * A model task (DESIGN §5) gets `context.model` on the route its claim chose — local, or external on a claim from
+ * A model task (docs/design.md §5) gets `context.model` on the route its claim chose — local, or external on a claim from
  * `waiting_for_external_fallback` — which records provenance and feeds the route's breaker. Its retryable failures
  * (timeout, 5xx, connection) on the local route fall back to the external route when {@link externalAllowed} and an
  * attempt is left; invalid output ends as `invalid_model_output`, a refused request as `model_rejected`.
@@ -111,7 +111,7 @@ async function runAttempt(
     await acknowledgeCancel(owner, claim);
     return { outcome: 'cancelled' };
   }
-  // Entitlement and privacy are rechecked live before every run and fail closed (DESIGN §4, §5). A task type with
+  // Entitlement and privacy are rechecked live before every run and fail closed (docs/design.md §4, §5). A task type with
   // neither an entitlement nor a model reads no settings.
   let privacyMode = claim.privacyMode;
   if (task.entitlement !== undefined || task.model !== undefined) {

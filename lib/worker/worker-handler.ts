@@ -19,14 +19,14 @@ export interface WorkerDeps extends RunDeps, ClaimDeps {
 
 /**
  * Handles one wake-up: claims the best eligible operation among the registered task types (the message names an
- * operation only as a hint; DESIGN §1) and runs it. `idle` when nothing was eligible — the message is then simply
+ * operation only as a hint; docs/design.md §1) and runs it. `idle` when nothing was eligible — the message is then simply
  * consumed: a lost or duplicate wake-up never loses or duplicates work. A claim is recorded as `operation_claimed`
  * (`OperationClaimed`, with `route` for model tasks); how the attempt ended is recorded by `runClaimedOperation`.
  * @throws database errors (the message is reported as a batch item failure and redelivered).
  */
 export async function processWakeup(deps: WorkerDeps, remainingMs: () => number): Promise<RunOutcome | 'idle'> {
   const worker = new WorkerScope(deps.store);
-  // Model routes whose breaker is open are not claimed for: their operations wait, attempts unspent (DESIGN §5).
+  // Model routes whose breaker is open are not claimed for: their operations wait, attempts unspent (docs/design.md §5).
   const permits = acquireRoutePermits(deps.models);
   let claim: ClaimedOperation | null;
   try {
@@ -58,7 +58,7 @@ export async function processWakeup(deps: WorkerDeps, remainingMs: () => number)
 }
 
 /**
- * The SQS-triggered worker Lambda (DESIGN §5): each record of the batch is parsed (zod) and handled concurrently;
+ * The SQS-triggered worker Lambda (docs/design.md §5): each record of the batch is parsed (zod) and handled concurrently;
  * a record whose handling threw (already logged here, so the middleware logs nothing) is reported in `batchItemFailures` (partial batch response; the event source mapping
  * needs `ReportBatchItemFailures`), so only it is redelivered — and after `maxReceiveCount`, dead-lettered.
  * @param deps the runtime, or a function resolving it on first invocation (Lambda cold start).

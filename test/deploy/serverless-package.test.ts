@@ -20,7 +20,7 @@ import {
 } from './cfn-template.js';
 
 /**
- * CI validates packaging offline (issue 6, DESIGN §9): `npm run build`, then `osls package` with dummy parameters and no
+ * CI validates packaging offline (issue 6, docs/design.md §9): `npm run build`, then `osls package` with dummy parameters and no
  * AWS credentials, and the CloudFormation template must hold everything serverless.yml promises.
  */
 

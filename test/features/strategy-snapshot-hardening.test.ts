@@ -140,7 +140,7 @@ describe.each(DIALECTS)('strategy.snapshot hardening on %s', (dialect) => {
     }
   });
 
-  it.skipIf(skip)('an owner who switches to local_only before the external claim is never sent external (DESIGN §5 rechecks privacy)', async () => {
+  it.skipIf(skip)('an owner who switches to local_only before the external claim is never sent external (docs/design.md §5 rechecks privacy)', async () => {
     const scope = new OwnerScope(app.db.store, `rv-${++seq}`);
     await updateOwnSettings(scope, { privacyMode: 'external_allowed' });
     const deps = rig.deps;

@@ -68,7 +68,7 @@ export const operationRowArb: fc.Arbitrary<OperationRow> = fc.record({
   claim_lane: fc.constantFrom<'L' | 'X' | null>('L', 'X', null),
 });
 
-/** The columns of an operation row the owner API must never show (DESIGN §7), whatever they hold. */
+/** The columns of an operation row the owner API must never show (docs/design.md §7), whatever they hold. */
 export const PRIVATE_OPERATION_COLUMNS = [
   'owner_user_id',
   'idempotency_key',

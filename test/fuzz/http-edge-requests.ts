@@ -3,11 +3,11 @@ import type { ApiEvent } from '../../lib/http/api-handler.js';
 import { apiEvent } from '../support/api-events.js';
 
 /**
- * Random requests for the owner API (DESIGN §7) and the statuses the design allows each of them. Ids in paths are
+ * Random requests for the owner API (docs/design.md §7) and the statuses the design allows each of them. Ids in paths are
  * either real ones (resolved per run: `{ known: n }`) or garbage, so both the found and the not-found branches run.
  */
 
-/** A route as DESIGN §7 (and the README table) lists it, with every status it may answer to an authenticated caller. */
+/** A route as docs/design.md §7 (and the README table) lists it, with every status it may answer to an authenticated caller. */
 interface RouteSpec {
   readonly method: string;
   readonly template: string;
@@ -15,7 +15,7 @@ interface RouteSpec {
   readonly access?: 'public' | 'operator';
 }
 
-/** DESIGN §7 and README "HTTP API": route → allowed statuses (401 is added for callers without a verified `sub`). */
+/** docs/design.md §7 and README "HTTP API": route → allowed statuses (401 is added for callers without a verified `sub`). */
 export const ROUTE_SPECS: readonly RouteSpec[] = [
   { method: 'POST', template: '/api/operations', statuses: [200, 202, 400, 403, 422, 429] },
   { method: 'GET', template: '/api/operations', statuses: [200, 400] },
@@ -42,7 +42,7 @@ export type Caller =
   | { readonly kind: 'none' }
   | { readonly kind: 'sub'; readonly sub: unknown };
 
-/** The statuses DESIGN §7 allows for `method` + `path` from `caller`. */
+/** The statuses docs/design.md §7 allows for `method` + `path` from `caller`. */
 export function allowedStatuses(method: string, path: string, caller: Caller): readonly number[] {
   const rawPath = path.split('?')[0] ?? '';
   const matching = SPEC_PATTERNS.filter(({ pattern }) => pattern.test(rawPath)).map(({ spec }) => spec);

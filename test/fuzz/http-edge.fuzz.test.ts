@@ -137,7 +137,7 @@ describe.each(DIALECTS)('the API edge under random requests on %s', (dialect) =>
   }
 
   it.skipIf(skip)(
-    'every answer is a 2xx or 4xx that DESIGN §7 allows for the route, every 4xx is problem+json, and no 4xx writes a row',
+    'every answer is a 2xx or 4xx that docs/design.md §7 allows for the route, every 4xx is problem+json, and no 4xx writes a row',
     async () => {
       const seen = new Set<number>();
       let runs = 0;
@@ -153,7 +153,7 @@ describe.each(DIALECTS)('the API edge under random requests on %s', (dialect) =>
             const label = `${request.target.method} ${path} as ${JSON.stringify(request.caller)} → ${response.status} ${response.text.slice(0, 300)}`;
             seen.add(response.status);
             checkAnswer(response, allowedStatuses(request.target.method, path, request.caller), label);
-            // No body, success or problem, echoes the Idempotency-Key (DESIGN §7); short keys could match by chance.
+            // No body, success or problem, echoes the Idempotency-Key (docs/design.md §7); short keys could match by chance.
             const key = request.headers['idempotency-key'];
             if (key !== undefined && key.length >= 12) expect(response.text, `${label}: echoes the key`).not.toContain(JSON.stringify(key).slice(1, -1));
             if (response.status >= 400) expect(await snapshotDatabase(app.db.store, tables), `${label}: a 4xx wrote nothing`).toEqual(before);

@@ -31,7 +31,7 @@ type Command =
   | { readonly kind: 'notifications'; readonly who: 0 | 1; readonly limit: number }
   | { readonly kind: 'work'; readonly outcome: 'complete' | 'fail' | 'keep' };
 
-/** DESIGN §7: what the owner's own id may answer on each route. */
+/** docs/design.md §7: what the owner's own id may answer on each route. */
 const OWN_STATUSES = { get: [200], cancel: [200, 409], retry: [202, 409, 429] } as const;
 
 const whoArb = fc.constantFrom<0 | 1>(0, 1);

@@ -14,7 +14,7 @@ import { assertsCoverage, FUZZ_TEST_TIMEOUT_MS, fuzzParameters } from './fuzz-se
 import { EVENTS_OF_STEP, FUZZ_OWNER, FUZZ_TASK_TYPE, stepArbitrary, TransitionRig, type Step, type StepOutcome, type WorldState } from './transition-steps.js';
 
 /**
- * The transition table of DESIGN §2, written out again from the design text (not from `TRANSITIONS`), as the oracle
+ * The transition table of docs/design.md §2, written out again from the design text (not from `TRANSITIONS`), as the oracle
  * the pure property holds `nextStatus` to: from → event → to. Anything absent is refused.
  */
 const DESIGN_TABLE: Readonly<Record<OperationStatus, Partial<Record<OperationEvent, OperationStatus>>>> = {
@@ -108,7 +108,7 @@ function checkStep(step: Step, outcome: StepOutcome, before: WorldState, after: 
 }
 
 /**
- * DESIGN §2: a claim never takes an operation past its deadline (queued deadlines fail closed), nor one waiting for a
+ * docs/design.md §2: a claim never takes an operation past its deadline (queued deadlines fail closed), nor one waiting for a
  * retry before its `next_attempt_at`. The claim ran between `from` and `to` on the database clock.
  */
 function checkClaimTiming(before: WorldState, claimedId: string, from: string, to: string): void {
@@ -118,7 +118,7 @@ function checkClaimTiming(before: WorldState, claimedId: string, from: string, t
   expect(row?.available_at ?? '', `${label}: not yet available`).not.toSatisfy((available: string) => available > to);
 }
 
-/** What holds in every state, whatever led to it (DESIGN §2: lease, notification and capacity bookkeeping). */
+/** What holds in every state, whatever led to it (docs/design.md §2: lease, notification and capacity bookkeeping). */
 function checkState(state: WorldState, terminalCount: ReadonlyMap<string, number>, label: string): void {
   for (const row of state.operations) {
     const context = `${label}: ${row.id} ${row.status}`;
@@ -138,7 +138,7 @@ function checkState(state: WorldState, terminalCount: ReadonlyMap<string, number
 }
 
 describe('the transition table as a pure function', () => {
-  it('nextStatus moves exactly as the DESIGN §2 table says and refuses everything else with InvalidTransitionError', () => {
+  it('nextStatus moves exactly as the docs/design.md §2 table says and refuses everything else with InvalidTransitionError', () => {
     fc.assert(
       fc.property(statusArb, eventArb, fc.uuid(), (from, event, id) => {
         const expected = DESIGN_TABLE[from][event];

@@ -24,7 +24,7 @@ import { createApiTestApp, type ApiTestApp } from './api-test-app.js';
 /** The document exactly as `GET /api/openapi.json` serves it. */
 const doc = JSON.parse(openApiJson(API_ROUTES));
 
-/** The routes the public document describes: every route but the operator surface, which stays unconfirmed (DESIGN §8). */
+/** The routes the public document describes: every route but the operator surface, which stays unconfirmed (docs/design.md §8). */
 const DOCUMENTED_ROUTES = API_ROUTES.filter((route) => route.access !== 'operator');
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -42,7 +42,7 @@ const operationOf = (route: Pick<ApiRoute, 'method' | 'path'>) => doc.paths[rout
 const keyOf = (route: Pick<ApiRoute, 'method' | 'path'>) => `${route.method} ${route.path}`;
 
 /**
- * The statuses each route answers, as DESIGN §7 and the README's "HTTP API" table list them, plus 500 (any route) —
+ * The statuses each route answers, as docs/design.md §7 and the README's "HTTP API" table list them, plus 500 (any route) —
  * pinned here, independently of the route docs, so a doc that drops or invents a status fails.
  */
 const EXPECTED_STATUSES: Record<string, number[]> = {
@@ -103,7 +103,7 @@ describe('the OpenAPI document', () => {
     expect(API_ROUTES.filter((route) => route.access === 'public').map(keyOf)).toEqual([`GET ${OPENAPI_DOCUMENT_PATH}`]);
   });
 
-  it('each route documents exactly the statuses DESIGN §7 lists for it', () => {
+  it('each route documents exactly the statuses docs/design.md §7 lists for it', () => {
     for (const route of DOCUMENTED_ROUTES) {
       const statuses = Object.keys(operationOf(route).responses).map(Number).sort((a, b) => a - b);
       expect(statuses, keyOf(route)).toEqual(EXPECTED_STATUSES[keyOf(route)]);
@@ -121,7 +121,7 @@ describe('the OpenAPI document', () => {
     expect(doc.components.schemas.Problem.required).toEqual(['type', 'title', 'status', 'detail', 'code']);
   });
 
-  it('the two admission routes, and only they, require the Idempotency-Key header with its DESIGN §7 pattern', () => {
+  it('the two admission routes, and only they, require the Idempotency-Key header with its docs/design.md §7 pattern', () => {
     const withKey = documentedOperations(doc)
       .filter(([, operation]) => (operation.parameters ?? []).some((p: any) => p.in === 'header' && p.name === 'Idempotency-Key'))
       .map(([key]) => key);

@@ -3,7 +3,7 @@ import type { Store } from '../../lib/db/store.js';
 import { ACTIVE_STATUSES } from '../../lib/operations/lifecycle/operation-status.js';
 
 /**
- * Asserts the capacity invariant (DESIGN §4): every active operation holds exactly one owner slot and one global slot,
+ * Asserts the capacity invariant (docs/design.md §4): every active operation holds exactly one owner slot and one global slot,
  * every running operation of a limited route holds exactly one slot of it, and no slot is held by anything else.
  */
 export async function expectCapacityMatchesActive(store: Store): Promise<void> {

@@ -11,11 +11,11 @@ import { strategySnapshotMessages } from './strategy-snapshot-prompt.js';
 /** The task type of the strategy-snapshot feature. */
 export const STRATEGY_SNAPSHOT_TASK_TYPE = 'strategy.snapshot';
 
-/** The subject type its operations store: only the job reference, never the job's text (DESIGN §2). */
+/** The subject type its operations store: only the job reference, never the job's text (docs/design.md §2). */
 export const JOB_SUBJECT_TYPE = 'job';
 
 /**
- * `strategy.snapshot`, the first production AI task (DESIGN §5, §7): one attempt rehydrates the owner's job through
+ * `strategy.snapshot`, the first production AI task (docs/design.md §5, §7): one attempt rehydrates the owner's job through
  * the owner scope, makes **one** structured model request on the local route, validates the whole answer
  * ({@link StrategySnapshotSchema}), and returns the note as a completion — so the note is written in the same
  * transaction as `succeeded`, under the lease, or not at all. Deliberately **not** on the external allowlist: a job

@@ -9,7 +9,7 @@ import { STRATEGY_SNAPSHOT_NOTE_KIND, StrategySnapshotSchema, type StrategySnaps
 import { JOB_SUBJECT_TYPE, STRATEGY_SNAPSHOT_TASK_TYPE } from './strategy-snapshot-task.js';
 
 /**
- * Requests a strategy snapshot of the owner's job (DESIGN §7 feature producer): the same admission as
+ * Requests a strategy snapshot of the owner's job (docs/design.md §7 feature producer): the same admission as
  * `POST /api/operations` (idempotency key, entitlement, capacity, deadline, privacy snapshot), with only the job
  * reference as subject. `strategy.snapshot` has an exclusive subject: in the admission transaction the job row is
  * locked and the owner's active `strategy.snapshot` operation on it, if any, is returned instead (`reused`, the key bound
@@ -33,7 +33,7 @@ export interface PublishedSnapshot {
 }
 
 /**
- * Reads the owner's strategy snapshot of a job from the cache only — it never starts model work (DESIGN §7).
+ * Reads the owner's strategy snapshot of a job from the cache only — it never starts model work (docs/design.md §7).
  * @throws {JobNotFoundError} the job is missing, another owner's, or the id malformed (404).
  * @throws {SnapshotNotFoundError} no snapshot yet (404); it names the active operation, if one is producing it.
  */

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { FieldLimits, IDEMPOTENCY_KEY_PATTERN, TASK_TYPE_PATTERN } from '../../validation/field-limits.js';
 
-/** An `Idempotency-Key`: 1–128 characters of `[A-Za-z0-9._:-]` (DESIGN §7). */
+/** An `Idempotency-Key`: 1–128 characters of `[A-Za-z0-9._:-]` (docs/design.md §7). */
 export const IdempotencyKeySchema = z.string().regex(IDEMPOTENCY_KEY_PATTERN, 'must be 1–128 characters of A-Z a-z 0-9 . _ : -');
 
 /**
- * The body of `POST /api/operations` and the input of `admitOperation` (DESIGN §4, §7). `params` is checked
+ * The body of `POST /api/operations` and the input of `admitOperation` (docs/design.md §4, §7). `params` is checked
  * again, strictly, against the task type's own schema.
  */
 export const AdmitRequestSchema = z

@@ -46,7 +46,7 @@ export interface Admission {
 }
 
 /**
- * Admits one operation for the owner, idempotently (DESIGN §2, §4): validates the request and the task type's
+ * Admits one operation for the owner, idempotently (docs/design.md §2, §4): validates the request and the task type's
  * params, rechecks the owner's live settings (entitlement; plan for the limits), binds the idempotency key to the
  * canonical request hash, and in **one transaction** inserts a `queued` row (privacy mode snapshotted, deadline from
  * the task policy) and reserves an owner slot and a global slot; after the commit it sends the SQS wake-up. A failed
@@ -57,7 +57,7 @@ export interface Admission {
  *   A: INSERT ok ───────────────────────────── commit → 202
  *   B: INSERT → duplicate key → SELECT by key → same hash → 200 replayed
  * ```
- * A task type with an `exclusiveSubject` (DESIGN §7: reuse an active operation for the same subject) accepts only its
+ * A task type with an `exclusiveSubject` (docs/design.md §7: reuse an active operation for the same subject) accepts only its
  * subject type; in the admission transaction the subject row is locked and, when the owner already has an active
  * operation of the type on it, that one is answered (`reused: true`) and the key bound to it (`operation_key_aliases`),
  * so concurrent clicks end with one operation and a replay of any of their keys answers it.
@@ -125,7 +125,7 @@ async function admitParsed(scope: OwnerScope, deps: AdmissionDeps, { key, reques
   const replayOf = () => findReplay(store, scope.ownerUserId, request.taskType, key, hash, exclusive !== undefined);
   const owner = await recheckOwner(store, scope.ownerUserId, task);
   if (!owner.entitled) {
-    // A replay of an admission made while entitled still answers with that operation (DESIGN §7); only new work is refused.
+    // A replay of an admission made while entitled still answers with that operation (docs/design.md §7); only new work is refused.
     const replay = await replayOf().catch(() => undefined);
     if (replay) return { operation: replay, replayed: true };
     throw new NotEntitledError(request.taskType);

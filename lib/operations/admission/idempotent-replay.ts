@@ -4,7 +4,7 @@ import { findKeyAlias } from '../store/key-alias.repository.js';
 import { findByIdempotencyKey, findOwnedOperation, type OperationRow } from '../store/operation.repository.js';
 
 /**
- * The operation an idempotency key already names for this owner and task type, if any (DESIGN §2, §7): the operation
+ * The operation an idempotency key already names for this owner and task type, if any (docs/design.md §2, §7): the operation
  * admitted under it or — with `withAliases`, for task types with an exclusive subject — the active operation it was
  * answered with (`operation_key_aliases`).
  * @throws {IdempotencyKeyReusedError} the key was used with a different request (canonical hash differs; HTTP 422).

@@ -28,7 +28,7 @@ export interface ClaimedOperation extends LeaseKey {
   readonly leaseMs: number;
   /** The state it was claimed from: `waiting_for_external_fallback` means its run goes to the external model route. */
   readonly claimedFrom: OperationStatus;
-  /** The owner's privacy mode snapshotted at admission (DESIGN §4); routing follows it, never the live setting. */
+  /** The owner's privacy mode snapshotted at admission (docs/design.md §4); routing follows it, never the live setting. */
   readonly privacyMode: PrivacyMode;
   /** The opaque subject reference stored at admission. */
   readonly subject: { readonly type: string; readonly id: string };
@@ -42,7 +42,7 @@ export interface ClaimDeps {
 }
 
 /**
- * Which model routes the claimer can serve right now (their circuit breakers admit a call, DESIGN §5). Task types
+ * Which model routes the claimer can serve right now (their circuit breakers admit a call, docs/design.md §5). Task types
  * without `model` ignore this.
  */
 export interface ClaimableRoutes {
@@ -61,7 +61,7 @@ interface Lane {
 }
 
 /**
- * Claims the best eligible operation among the registered task types (DESIGN §3): highest priority, then oldest;
+ * Claims the best eligible operation among the registered task types (docs/design.md §3): highest priority, then oldest;
  * `queued`, or waiting (`waiting_for_retry`, `waiting_for_external_fallback`) whose time has come; never one past its
  * deadline. One short transaction: an index-ordered `SELECT … FOR UPDATE SKIP LOCKED` per claim lane
  * (`operations_claim_lane_idx`), then a guarded `UPDATE` by primary key per claimed row (MariaDB), so concurrent
@@ -74,10 +74,10 @@ interface Lane {
  * one after another would take them. A lone claim waits only that turn, or for a group in progress when two are
  * (issue 7: a claim under load costs a fraction of a transaction).
  *
- * Model tasks (DESIGN §5) are claimed only on routes in `routes`: while a route's breaker is open, its operations are
+ * Model tasks (docs/design.md §5) are claimed only on routes in `routes`: while a route's breaker is open, its operations are
  * left waiting — their attempts not spent — and the sweeper's wake-up re-sends bring them back later.
  *
- * Execution limits (DESIGN §4): when a candidate's task type runs on a limited route (`capacityRoute`; model tasks:
+ * Execution limits (docs/design.md §4): when a candidate's task type runs on a limited route (`capacityRoute`; model tasks:
  * their local runs only), a route slot is reserved in the same transaction; when the route is full, that route's lanes
  * are set aside and the next best candidates are tried. A candidate left behind stays as it was.
  * @returns the claim, or `null` when nothing is eligible (or every eligible route is full).
@@ -214,7 +214,7 @@ async function bestCandidates(tx: TxContext, groups: readonly ClaimGroup[], skip
 }
 
 /**
- * Re-enters the owner scope a claim names (DESIGN §3): everything after the claim — heartbeat, progress,
+ * Re-enters the owner scope a claim names (docs/design.md §3): everything after the claim — heartbeat, progress,
  * complete, fail, acknowledge-cancel — runs in it.
  */
 export function enterOwnerScope(scope: WorkerScope, claim: ClaimedOperation): OwnerScope {

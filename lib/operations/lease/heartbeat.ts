@@ -13,7 +13,7 @@ export interface Progress {
 
 /**
  * Extends the lease to `leaseMs` past the database clock, optionally recording progress, and reports whether the
- * owner has asked to cancel (DESIGN §2: the worker sees a cancel at its next heartbeat).
+ * owner has asked to cancel (docs/design.md §2: the worker sees a cancel at its next heartbeat).
  * @throws {LeaseLostError} when the token is stale/wrong or the lease expired on the database clock; nothing changed.
  * @throws {ValidationError} for out-of-range progress.
  * @throws {ScopeViolationError} from a non-owner scope or another owner's scope.

@@ -12,14 +12,14 @@ import { assertLeaseInScope, type OwnerScope } from '../scopes.js';
 import type { ClaimedOperation } from './claim-operation.js';
 
 /**
- * What a worker writes under its lease after the run (DESIGN §2, §3): the pre-run cancellation recheck, the completion,
+ * What a worker writes under its lease after the run (docs/design.md §2, §3): the pre-run cancellation recheck, the completion,
  * the acknowledgement of a cancel and a failed attempt's outcome. Each runs in its own transaction and moves the
  * operation through `lifecycle/transitions.ts`, the one place that writes a status; a lost lease is a
  * {@link LeaseLostError} and changes nothing.
  */
 
 /**
- * Whether the owner has asked to cancel the operation this lease runs (DESIGN §2, §5: the worker rechecks cancellation
+ * Whether the owner has asked to cancel the operation this lease runs (docs/design.md §2, §5: the worker rechecks cancellation
  * before it runs the task). One read, no write: the claim has just set the lease. Rechecks arriving while another of
  * this process is reading share the next read (a {@link GroupCommit} of reads: one `SELECT` by id and owner for all).
  * @throws {LeaseLostError} when the operation is no longer running under this lease token.
@@ -130,7 +130,7 @@ export async function completeOperation(scope: OwnerScope, lease: ClaimedOperati
 }
 
 /**
- * `running → cancelled` after the owner asked to cancel and the worker stopped (DESIGN §2).
+ * `running → cancelled` after the owner asked to cancel and the worker stopped (docs/design.md §2).
  * @throws {LeaseLostError} when the lease is gone or no cancel was requested; nothing changed.
  */
 export async function acknowledgeCancel(scope: OwnerScope, lease: ClaimedOperation): Promise<void> {
@@ -174,7 +174,7 @@ export async function recordFailedAttempt(
 }
 
 /**
- * Records a failed attempt (DESIGN §2) as {@link attemptOutcome} decides it: a retryable failure or timeout with
+ * Records a failed attempt (docs/design.md §2) as {@link attemptOutcome} decides it: a retryable failure or timeout with
  * attempts left → `waiting_for_retry`, claimable `retryDelayMs` after the database clock; a final kind, or none left →
  * `failed` with its code (`permanent_error`, `timeout`, `retries_exhausted`, …) and one notification. The owner's cancel
  * requested while the attempt ran wins: `cancelled` (see {@link recordFailedAttempt}).
@@ -194,7 +194,7 @@ export async function failOperation(
 }
 
 /**
- * `running → waiting_for_external_fallback` (DESIGN §2, §5): the local model route failed retryably and the operation
+ * `running → waiting_for_external_fallback` (docs/design.md §2, §5): the local model route failed retryably and the operation
  * may use the external route, so it becomes claimable at once — by a claimer holding the external route — and is due a
  * wake-up `wakeAfterMs` from now if none arrived. The execution (route) slot is given back; admission slots are kept.
  * The caller decided the fallback (the worker: {@link attemptOutcome} with `externalFallback`); an owner's cancel

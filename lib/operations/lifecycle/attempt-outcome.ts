@@ -1,7 +1,7 @@
 import { FailureCode } from './failure-code.js';
 
 /**
- * How an attempt failed (DESIGN §5 classification). `entitlement_revoked`: the owner lost the entitlement before the
+ * How an attempt failed (docs/design.md §5 classification). `entitlement_revoked`: the owner lost the entitlement before the
  * run, which fails closed at once.
  */
 export type FailureKind = 'retryable' | 'permanent' | 'timeout' | 'entitlement_revoked' | 'invalid_model_output' | 'model_rejected' | 'subject_not_found';
@@ -39,14 +39,14 @@ export interface AttemptOutcomeInput {
    */
   readonly retryInMs: number;
   /**
-   * The attempt failed retryably on the local model route and the operation may use the external one (DESIGN §5: its
+   * The attempt failed retryably on the local model route and the operation may use the external one (docs/design.md §5: its
    * privacy snapshot and the task type allow it, and an external route is configured). @default false
    */
   readonly externalFallback?: boolean;
 }
 
 /**
- * What an ended attempt makes of its operation, with the transition-table event that writes it (DESIGN §2):
+ * What an ended attempt makes of its operation, with the transition-table event that writes it (docs/design.md §2):
  * - `cancelled` — the owner's cancel wins over any further attempt (`acknowledge_cancel`; the sweeper's
  *   `lease_expired_cancelled`);
  * - `failed` with its bounded code — a final kind, or no attempt left (`permanent_failure`; `lease_expired_final`);
@@ -77,7 +77,7 @@ export type UncancelledOutcome = Exclude<AttemptOutcome, { readonly status: 'can
  * 5. otherwise → `waiting_for_retry`: after a worker-reported failure in `retryInMs`, after a lease expiry at once.
  *
  * It takes no clock: every time it returns is relative to the database clock's now, which the guarded UPDATE reads
- * (DESIGN §3). For the same reason the queued deadline is not an input: the claim and the sweeper compare
+ * (docs/design.md §3). For the same reason the queued deadline is not an input: the claim and the sweeper compare
  * `deadline_at` with the database clock, so a retry whose backoff ends past the deadline fails `deadline_exceeded`
  * there.
  *

@@ -1,7 +1,7 @@
 import { InvalidTransitionError } from '../../errors.js';
 
 /**
- * The states of an operation (DESIGN §2).
+ * The states of an operation (docs/design.md §2).
  *
  * - `queued`: admitted, waiting for a worker. Fails closed at its deadline.
  * - `running`: claimed by a worker holding a lease; the worker heartbeats to keep it.
@@ -38,7 +38,7 @@ export const ACTIVE_STATUSES: readonly OperationStatus[] = Object.freeze([
 
 /**
  * States a worker may claim from. A claim from `waiting_for_external_fallback` runs on the external model route
- * (DESIGN §5); the other two run as usual (model tasks: on the local route).
+ * (docs/design.md §5); the other two run as usual (model tasks: on the local route).
  */
 export const CLAIMABLE_STATUSES: readonly OperationStatus[] = Object.freeze(['queued', 'waiting_for_retry', 'waiting_for_external_fallback'] as const);
 
@@ -57,7 +57,7 @@ export function isTerminal(status: OperationStatus): boolean {
   return TERMINAL_STATUSES.includes(status);
 }
 
-/** The events that move an operation (rows of the DESIGN §2 table, plus `admit`: the row's insert as `queued`). */
+/** The events that move an operation (rows of the docs/design.md §2 table, plus `admit`: the row's insert as `queued`). */
 export type OperationEvent =
   | 'admit'
   | 'claim'
@@ -75,7 +75,7 @@ export type OperationEvent =
   | 'owner_retry';
 
 /**
- * The transition table of DESIGN §2: the only list of allowed moves. `transitions.ts` writes each move from it — the
+ * The transition table of docs/design.md §2: the only list of allowed moves. `transitions.ts` writes each move from it — the
  * guarded UPDATE sets `status` to `to` only on a row whose status is in `from` — so a move that is not here cannot be
  * written. `admit` has no `from`: it is the insert of a new row.
  */

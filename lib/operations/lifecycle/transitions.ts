@@ -18,7 +18,7 @@ import {
 import { isTerminal, TRANSITIONS, type OperationEvent, type OperationStatus } from './operation-status.js';
 
 /**
- * Every change of an operation's status, one function per event of the transition table (DESIGN §2). Each takes the
+ * Every change of an operation's status, one function per event of the transition table (docs/design.md §2). Each takes the
  * caller's transaction and, in it:
  *
  * 1. runs one guarded UPDATE that sets `status` to the event's `to` only where the status is one of its `from`

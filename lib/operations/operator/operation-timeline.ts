@@ -6,7 +6,7 @@ import { ALL_STATUSES, WAITING_STATUSES, type OperationStatus } from '../lifecyc
 
 /**
  * What one change of an operation was, as the operator console names it (issue 9), derived from the recorded change
- * (`operation_events`: from, to, failure code — DESIGN §2's transition table):
+ * (`operation_events`: from, to, failure code — docs/design.md §2's transition table):
  *
  * - `admitted`: ∅ → `queued` (the row was inserted).
  * - `claimed`: → `running` (a worker took a lease; attempt + 1).

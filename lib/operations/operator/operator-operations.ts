@@ -16,7 +16,7 @@ import { parseOrThrow } from '../../validation/parse-or-throw.js';
 import type { Telemetry } from '../../observability/lifecycle-events.js';
 
 /**
- * Query of the operator's operation listing (DESIGN §8 ops surface; `durable-ops list`): optional `status`,
+ * Query of the operator's operation listing (docs/design.md §8 ops surface; `durable-ops list`): optional `status`,
  * `ownerUserId` (1–128 characters, exact) and `taskType` filters, `limit` 1–100 (default 20), opaque `cursor`.
  */
 export const OperatorListQuerySchema = z.strictObject({
@@ -29,7 +29,7 @@ export const OperatorListQuerySchema = z.strictObject({
 
 /**
  * An operation as an operator sees it over HTTP (the console): the owner DTO plus the owner, the privacy snapshot, lease
- * timing, owner retries used and the model provenance (DESIGN §5). Never the lease token, the idempotency key, the
+ * timing, owner retries used and the model provenance (docs/design.md §5). Never the lease token, the idempotency key, the
  * request hash, the params — nor the free-form failure text, which task code writes and may quote content: only the
  * CLI, run by whoever holds the database credentials, shows it ({@link OperatorOperationDetailsSchema}).
  */
@@ -93,7 +93,7 @@ export async function getOperationForOperator(store: Store, id: unknown): Promis
 }
 
 /**
- * Cancels an operation on its owner's behalf (operators only): exactly the owner's cancel (DESIGN §2) — a waiting
+ * Cancels an operation on its owner's behalf (operators only): exactly the owner's cancel (docs/design.md §2) — a waiting
  * operation becomes `cancelled` at once with its notification, a running one gets `cancelRequested` and stops at its
  * next heartbeat.
  * @param telemetry where the change is logged and counted, as for the owner's cancel. @default nowhere
@@ -106,7 +106,7 @@ export async function cancelAsOperator(store: Store, id: unknown, telemetry?: Te
 }
 
 /**
- * Retries a failed or cancelled operation on its owner's behalf (operators only): exactly the owner's retry (DESIGN §2,
+ * Retries a failed or cancelled operation on its owner's behalf (operators only): exactly the owner's retry (docs/design.md §2,
  * `retryOperation`) — `queued` again with a fresh attempt budget and deadline, admission capacity reserved again, the
  * owner's entitlement rechecked, bounded by `MAX_MANUAL_RETRIES`, a wake-up sent after the commit.
  * @throws {OperationNotFoundError} for an unknown or malformed id (404).

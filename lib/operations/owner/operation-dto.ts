@@ -7,7 +7,7 @@ import type { NotificationRow } from '../store/notification.repository.js';
 const isoOrNull = z.string().datetime().nullable();
 
 /**
- * The operation as the owner API shows it (DESIGN §7) — exactly these fields. It deliberately omits the
+ * The operation as the owner API shows it (docs/design.md §7) — exactly these fields. It deliberately omits the
  * idempotency key, lease token/owner, provider/model/route, failure text and result references.
  */
 export const OperationDtoSchema = z
@@ -35,7 +35,7 @@ export const OperationDtoSchema = z
 /** See {@link OperationDtoSchema}. */
 export type OperationDto = z.infer<typeof OperationDtoSchema>;
 
-/** The status URL of an operation (DESIGN §4). */
+/** The status URL of an operation (docs/design.md §4). */
 export function statusUrlOf(operationId: string): string {
   return `/api/operations/${operationId}`;
 }

@@ -23,7 +23,7 @@ const MAX_RACES = 5;
 const UNRECORDED: Telemetry = Object.freeze({ logger: silentLogger, metrics: noopMetrics });
 
 /**
- * Owner cancel (DESIGN §2): a waiting operation (`queued`, `waiting_*`) becomes `cancelled` at once, with its
+ * Owner cancel (docs/design.md §2): a waiting operation (`queued`, `waiting_*`) becomes `cancelled` at once, with its
  * notification, in one transaction; a `running` one keeps running with `cancel_requested_at` set, and its worker
  * aborts at its next heartbeat. Cancelling a cancelled operation changes nothing and returns it.
  * A change is recorded to `telemetry`: `operation_cancelled` (by `owner`, `OperationCancelled`) or `cancel_requested`.
@@ -59,7 +59,7 @@ export interface RetryDeps extends AdmissionDeps {
 }
 
 /**
- * Owner retry (DESIGN §2): `failed`/`cancelled` → `queued` with a fresh attempt budget and a new deadline, reserving
+ * Owner retry (docs/design.md §2): `failed`/`cancelled` → `queued` with a fresh attempt budget and a new deadline, reserving
  * admission capacity again in the same transaction (as admission does, after rechecking entitlement), then a wake-up
  * after the commit. Bounded by `MAX_MANUAL_RETRIES` per operation. Recorded as `owner_retried`; a full pool as
  * `capacity_rejected` (with the operation id and the pool kind, `CapacityRejected`).

@@ -10,7 +10,7 @@ import { TASK_TYPE_PATTERN } from '../../validation/field-limits.js';
 import { assertOwnerScope, type OwnerScope } from '../scopes.js';
 import { parseOrThrow } from '../../validation/parse-or-throw.js';
 
-/** Query of `GET /api/operations` (DESIGN §7): `limit` 1–100 (default 20), opaque `cursor`. */
+/** Query of `GET /api/operations` (docs/design.md §7): `limit` 1–100 (default 20), opaque `cursor`. */
 export const ListOperationsQuerySchema = z
   .object({
     status: z.enum(ALL_STATUSES as [OperationStatus, ...OperationStatus[]]).optional(),

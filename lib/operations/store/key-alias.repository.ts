@@ -3,7 +3,7 @@ import type { DbContext, OperationKeyAliasesTable, TxContext } from '../../db/da
 
 /**
  * SQL for `operation_key_aliases` (STYLE §2): idempotency keys a feature producer answered with an already active
- * operation (DESIGN §7 reuse), so the same key replays that operation later instead of admitting new work.
+ * operation (docs/design.md §7 reuse), so the same key replays that operation later instead of admitting new work.
  */
 
 /** A row of `operation_key_aliases` as read. */

@@ -14,7 +14,7 @@ export type OperationRow = Selectable<OperationsTable>;
 /** Column changes of an UPDATE: values or SQL expressions (e.g. `timeAt(ms)`). */
 export type OperationChanges = UpdateObject<Database, 'operations'>;
 
-/** The identity of a held lease: the only key under which a worker may write (DESIGN §3). */
+/** The identity of a held lease: the only key under which a worker may write (docs/design.md §3). */
 export interface LeaseKey {
   readonly operationId: string;
   readonly ownerUserId: string;
@@ -55,7 +55,7 @@ export async function findOwnedOperation(ctx: DbContext, ownerUserId: string, id
 export type LeaseStateRow = Pick<OperationRow, 'id' | 'owner_user_id' | 'status' | 'lease_token' | 'cancel_requested_at'>;
 
 /**
- * The lease state of several operations, each looked up by id **and** its owner (DESIGN §3: every query of an owner
+ * The lease state of several operations, each looked up by id **and** its owner (docs/design.md §3: every query of an owner
  * scope filters by owner), in one statement. Operations that are not there, or not that owner's, are left out.
  */
 export async function findLeaseStates(ctx: DbContext, keys: readonly { readonly id: string; readonly ownerUserId: string }[]): Promise<LeaseStateRow[]> {
@@ -67,7 +67,7 @@ export async function findLeaseStates(ctx: DbContext, keys: readonly { readonly 
     .execute();
 }
 
-/** The owner's newest active operation of `taskType` on one subject, if any (DESIGN §7: producers reuse active work). */
+/** The owner's newest active operation of `taskType` on one subject, if any (docs/design.md §7: producers reuse active work). */
 export async function findActiveForSubject(
   ctx: DbContext,
   ownerUserId: string,
@@ -109,7 +109,7 @@ export async function listOwnedOperations(ctx: DbContext, ownerUserId: string, q
 
 /**
  * Operations of every owner (or of `ownerUserId` when given), newest first (created_at, id descending), after the keyset
- * position: the operator's listing (DESIGN §8 ops surface), never an owner's.
+ * position: the operator's listing (docs/design.md §8 ops surface), never an owner's.
  */
 export async function listOperationsWhere(ctx: DbContext, query: OperationListQuery & { readonly ownerUserId?: string | undefined }): Promise<OperationRow[]> {
   let select = ctx.db.selectFrom('operations').selectAll();
@@ -125,7 +125,7 @@ export async function listOperationsWhere(ctx: DbContext, query: OperationListQu
   return select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
 }
 
-/** One operation by id, whoever owns it: the operator's view only (DESIGN §8 ops surface). */
+/** One operation by id, whoever owns it: the operator's view only (docs/design.md §8 ops surface). */
 export async function findOperationById(ctx: DbContext, id: string): Promise<OperationRow | undefined> {
   return ctx.db.selectFrom('operations').selectAll().where('id', '=', id).executeTakeFirst();
 }
