@@ -40,7 +40,7 @@ export interface BullmqResult {
 }
 
 /**
- * BullMQ on Redis with `appendfsync always` (issue 7): `producers` concurrent `add` loops for `ops` jobs into a queue of
+ * BullMQ on Redis with `appendfsync always`: `producers` concurrent `add` loops for `ops` jobs into a queue of
  * its own (key prefix `bench-<pid>`, obliterated afterwards) and one `Worker` of `concurrency` running a no-op processor
  * (which records each job id), measured until `ops` jobs completed. Redis's persistence settings are switched for the
  * run and restored afterwards, also on failure.

@@ -18,7 +18,7 @@ export interface CeilingResult {
 }
 
 /**
- * The raw ceiling (issue 7): committed single-row UPDATEs per second at `concurrency` connections on the same
+ * The raw ceiling: committed single-row UPDATEs per second at `concurrency` connections on the same
  * MariaDB server. Its own table of `concurrency` rows; each connection (a mysql2 pool of `concurrency`) updates its
  * own row in autocommit, back to back, for `durationMs`, so no two statements ever wait on one row lock: what limits
  * it is the commit (redo log write and flush) and the round trip, the cost every durable-ops commit pays too.

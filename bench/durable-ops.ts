@@ -119,7 +119,7 @@ interface Trace {
 }
 
 /**
- * durable-ops end to end through its real code paths (issue 7): `admitters` concurrent callers of `admitOperation`
+ * durable-ops end to end through its real code paths: `admitters` concurrent callers of `admitOperation`
  * (idempotency key, capacity reservation, wake-up after commit) for `ops` no-op operations from `owners` owners, and
  * `workers` concurrent workers calling `processWakeup` (claim → run, heartbeating → complete with notification and
  * capacity release) once per wake-up message, both at the same time. Admission and workers use separate pools of their

@@ -48,7 +48,7 @@ const MAX_TRIES = 5;
 const FLOOR_GROUP = 32;
 
 /**
- * The design floor (issue 7): what this design's statements cost on this machine with none of the library around
+ * The design floor: what this design's statements cost on this machine with none of the library around
  * them — no kysely, no validation, no hashing of requests, no logging, no lease rechecks — so a run can tell how much
  * of the distance to a target is durable-ops' own code and how much is the design's SQL itself.
  *

@@ -99,7 +99,7 @@ interface Target {
 }
 
 /**
- * Cost growth with history (issue 7). On a fresh database: `smallRows` terminal rows of history, `queued` operations
+ * Cost growth with history. On a fresh database: `smallRows` terminal rows of history, `queued` operations
  * waiting, then `rounds` rounds each timing one admission, one claim and one sweeper pass (`runSweepOnce`; nothing to
  * do: the history is within retention and no lease, deadline or wake-up is due) — the claimed operation is completed
  * between the claim and the sweep, untimed, so every round starts from the same state — then the history grows to `largeRows`

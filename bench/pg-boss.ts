@@ -40,7 +40,7 @@ export interface PgBossResult {
 }
 
 /**
- * pg-boss 10 on PostgreSQL, measured at its best (issue 7): its own schema (`bench_pgboss_<pid>_<batch>`, dropped
+ * pg-boss 10 on PostgreSQL, measured at its best: its own schema (`bench_pgboss_<pid>_<batch>`, dropped
  * afterwards), maintenance and scheduling off; `producers` concurrent `send` loops for `ops` jobs while `workers`
  * loops `fetch` up to `batchSize` jobs, run a no-op handler (which records each job id) and `complete` them in one
  * call. pg-boss's own `work()` polls with a sleep (≥ 0.5 s) after an empty fetch; here an empty fetch instead waits for

@@ -87,7 +87,7 @@ export interface Headline {
   readonly ok: boolean;
 }
 
-/** One target of issue 7 and whether this run met it (null: not measured, or not measurable here). */
+/** One performance target and whether this run met it (null: not measured, or not measurable here). */
 export interface TargetCheck {
   readonly id: string;
   readonly target: string;
@@ -155,7 +155,7 @@ export function headlineOf(results: Pick<BenchResults, 'settings' | 'failures' |
   };
 }
 
-/** The targets of issue 7 against a run's headline. `readmeHasPerformance`: the README's Performance section exists. */
+/** The performance targets against a run's headline. `readmeHasPerformance`: the README's Performance section exists. */
 export function checkTargets(h: Headline, readmeHasPerformance: boolean): TargetCheck[] {
   const known = (...xs: number[]) => xs.every(Number.isFinite);
   const at = (pass: boolean, ...xs: number[]) => (known(...xs) ? pass : null);
@@ -274,7 +274,7 @@ export function renderTable(r: BenchResults): string {
       ),
     );
   }
-  lines.push('', 'Targets (issue 7; measured in this run):', '');
+  lines.push('', 'Performance targets (measured in this run):', '');
   for (const t of r.targets) lines.push(`${t.pass === null ? 'N/A ' : t.pass ? 'PASS' : 'MISS'}  ${t.id}. ${t.target}: ${t.value}`);
   lines.push('', `Phases (s): ${Object.entries(r.phaseSeconds).map(([name, s]) => `${name} ${fmt(s, 1)}`).join(', ')}; total ${fmt(r.seconds, 1)} s`);
   const windows: [string, CpuShare | undefined][] = [

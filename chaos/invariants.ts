@@ -1,7 +1,7 @@
 import { ACTIVE_STATUSES, ALL_STATUSES, TERMINAL_STATUSES, TRANSITIONS, type OperationStatus } from '../lib/operations/lifecycle/operation-status.js';
 import type { ChaosHistory, OperationRecord, RunRecord, TransitionRecord } from './history.js';
 
-/** The invariants the chaos harness checks (issue 8), by name. */
+/** The invariants the chaos harness checks (the table in README's Reliability section), by name. */
 export const INVARIANTS = Object.freeze({
   admittedExists: 'every admitted operation exists with its owner and key',
   oneOperationPerKey: 'one idempotency key names one operation',
@@ -188,7 +188,7 @@ function checkAdmissions(history: ChaosHistory, byId: ReadonlyMap<string, Operat
 }
 
 /**
- * Checks a recorded chaos history against the invariants of issue 8 ({@link INVARIANTS}). Pure: the same history
+ * Checks a recorded chaos history against its invariants ({@link INVARIANTS}). Pure: the same history
  * always gives the same violations, so a saved bad history is a regression test of the checker itself.
  */
 export function checkHistory(history: ChaosHistory, options: CheckOptions = {}): CheckResult {

@@ -1,5 +1,5 @@
 /**
- * `npm run chaos [-- --quick]`: the reliability harness of issue 8. Starts a private MariaDB, the in-process SQS/S3
+ * `npm run chaos [-- --quick]`: the reliability harness (README's Reliability section). Starts a private MariaDB, the in-process SQS/S3
  * emulator, the HTTP API and the sweeper in this process and several worker processes (`chaos-stack.ts`); drives an
  * admission load with cancels and retries through the API while injecting faults at random (SIGKILLed workers, killed
  * connections, a crashed and restarted MariaDB, dropped and duplicated messages, heartbeats delayed past the lease,

@@ -53,11 +53,19 @@ export interface AttemptEndDeps {
 /**
  * The outcome step of a failed attempt: decides what the operation becomes ({@link attemptOutcome}, with the task's
  * backoff for this attempt), writes it under the lease (the owner's cancel still wins in that write) and sends the
- * wake-up the new state needs after the commit:
+ * wake-up the new state needs after the commit.
+ *
+ * How long until a failed attempt retries: the operation is claimable again `retryDelayMs(attempt)` after the
+ * database clock — exponential backoff with equal jitter, `nominal = min(max, base × 2^(attempt − 1))`, a delay in
+ * `[nominal / 2, nominal]`; `base`/`max` are the task type's `retry` policy, by default `RETRY_BASE_SECONDS` (5 s) and
+ * `RETRY_MAX_SECONDS` (300 s). The wake-up that makes a worker claim it then:
  *
  * - `waiting_for_retry`: an SQS message delayed by the backoff when it is at most 900 s (the sweeper re-sends
- *   `wakeupResendMs` after it is due if that message is lost); a longer backoff is left to the sweeper's due wake-up;
- * - `waiting_for_external_fallback`: a message now (re-sent by the sweeper after `wakeupResendMs` if lost).
+ *   `wakeupResendMs` after it is due if that message is lost); a longer backoff is left to the sweeper's due wake-up
+ *   (the next sweep after it is due);
+ * - `waiting_for_external_fallback`: claimable at once, a message now (re-sent by the sweeper after `wakeupResendMs`
+ *   if lost).
+ * An expired lease (the sweeper's) is retried at once instead: the lease length already spaced the attempts.
  *
  * @param externalFallback the local model route failed retryably and the operation may use the external route.
  * @throws {LeaseLostError} when the lease is gone; nothing changed.

@@ -16,10 +16,17 @@ export interface HeartbeatLoop {
 }
 
 /**
- * Heartbeats `claim`'s lease every `intervalMs` (ms) until stopped (docs/design.md §2, §5): each beat extends the lease on the
- * database clock and reports whether the owner asked to cancel. A cancel seen, or a {@link LeaseLostError}, is passed
- * to `onVerdict` (the run aborts its handler); any other heartbeat failure is logged and the next beat is scheduled as
- * usual — the lease is only lost when the database says so.
+ * Heartbeats `claim`'s lease every `intervalMs` (ms) until stopped (docs/design.md §2, §5): each beat extends the lease
+ * on the database clock and reports whether the owner asked to cancel. A cancel seen, or a {@link LeaseLostError}, is
+ * passed to `onVerdict` (the run aborts its handler); any other heartbeat failure is logged and the next beat is
+ * scheduled as usual — the lease is only lost when the database says so.
+ *
+ * When a running operation sees its owner's cancel: the cancel only records `cancel_requested_at` on a `running` row.
+ * The worker learns of it (a) before the handler starts, at the pre-run recheck (`cancelRequestedUnderLease`); (b) at
+ * the next heartbeat of this loop — every `min(HEARTBEAT_SECONDS, lease / 3)`, by default a third of the lease — or a
+ * `reportProgress` call, which beats at once; then the handler's `AbortSignal` fires and the attempt ends `cancelled`;
+ * (c) at the failure write, whose guarded statement turns any failure into `cancelled` (`failAttempt`). A run that
+ * succeeds before (b) keeps its result: the operation is `succeeded`.
  */
 export function startHeartbeats(
   owner: OwnerScope,

@@ -152,7 +152,7 @@ describe('bench report', () => {
     expect(problemsOf(floor)).toEqual(['design floor: 3 operations not succeeded']);
   });
 
-  it('targets are PASS/MISS against the issue, N/A when not measured', () => {
+  it('each target is PASS/MISS against its threshold, N/A when not measured', () => {
     const byId = Object.fromEntries(fixture().targets.map((t) => [t.id, t.pass]));
     expect(byId).toEqual({ '1a': true, '1b': false, '1c': true, '2': true, '3': true, '4': false });
     const unmeasured = Object.fromEntries(fixture({ historyCost: null }).targets.map((t) => [t.id, t.pass]));

@@ -61,12 +61,18 @@ interface Lane {
 }
 
 /**
- * Claims the best eligible operation among the registered task types (docs/design.md §3): highest priority, then oldest;
- * `queued`, or waiting (`waiting_for_retry`, `waiting_for_external_fallback`) whose time has come; never one past its
- * deadline. One short transaction: an index-ordered `SELECT … FOR UPDATE SKIP LOCKED` per claim lane
- * (`operations_claim_lane_idx`), then a guarded `UPDATE` by primary key per claimed row (MariaDB), so concurrent
- * claimers never take the same row and never wait on each other. The new lease token has 256 bits from
- * `crypto.randomBytes`.
+ * Claims the best eligible operation among the registered task types (docs/design.md §3): highest priority, then
+ * oldest; `queued`, or waiting (`waiting_for_retry`, `waiting_for_external_fallback`) whose time has come; never one
+ * past its deadline. The new lease token has 256 bits from `crypto.randomBytes`. The SQL, in one short transaction
+ * (MariaDB; SQLite sends the same without the locking clauses):
+ *
+ * 1. per claim lane in use (`L`: queued/retry, `X`: external fallback) —
+ *    `SELECT * FROM operations WHERE claim_lane = ? AND task_type IN (…) AND available_at <= now AND deadline_at > now
+ *    ORDER BY priority DESC, available_at LIMIT n FOR UPDATE SKIP LOCKED`, read in the order of
+ *    `operations_claim_lane_idx` (`selectClaimCandidates`), so concurrent claimers take different rows and never wait;
+ * 2. per candidate on a limited route, the route slot: a locked free-slot read and its UPDATE (`reserveSlot`);
+ * 3. one `UPDATE operations SET status = 'running', attempt = attempt + 1, lease_token = CASE id …, lease_expires_at =
+ *    CASE id … WHERE (id = ? AND status = ?) OR …` for all the rows taken (`claimLocked` → `markClaimed`).
  *
  * Claims made in the same event-loop turn (the records of one SQS batch) or while another claim of this process (same
  * store, deps and routes) is in its transaction share one transaction (a {@link GroupCommit}): one `SELECT … LIMIT n`

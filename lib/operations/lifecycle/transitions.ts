@@ -220,9 +220,14 @@ export interface ExpiredLeaseMoves {
 }
 
 /**
- * `lease_expired_*`: the sweeper's locked expired leases, each moved as `outcomeOf` decides (`attemptOutcome` with
- * kind `lease_expired`): `cancelled`, `failed` (`lease_expired`) or `waiting_for_retry` (claimable and due a wake-up at
- * once), one guarded UPDATE per outcome.
+ * `lease_expired_*` — what happens when a lease expires. A worker that stops heartbeating (crashed, cut off, stuck)
+ * leaves `lease_expires_at` in the past on the database clock; from then on every write it tries is refused (the lease
+ * guard), and the next sweeper run selects the row (`selectExpiredLeases`: `running`, `lease_expires_at <= now`,
+ * locked `SKIP LOCKED`) and hands it here. Each row moves as `outcomeOf` decides (`attemptOutcome` with kind
+ * `lease_expired`): a cancel requested → `cancelled`; the final attempt → `failed` (`lease_expired`); otherwise →
+ * `waiting_for_retry`, claimable and due a wake-up at once. One guarded UPDATE per outcome; the terminal ones write
+ * their notification and release every capacity slot, the retried ones give back their route slot and keep their
+ * admission slots — all in the sweeper's transaction. The trigger records the move with failure code `lease_expired`.
  * @throws {TransitionRaceError} when a locked row was no longer running.
  */
 export async function expireLeases(tx: TxContext, rows: readonly ExpiredLeaseRow[], outcomeOf: (row: ExpiredLeaseRow) => AttemptOutcome): Promise<ExpiredLeaseMoves> {
