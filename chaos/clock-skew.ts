@@ -2,7 +2,7 @@
  * Replaces this process's `Date` with one that runs `skewMs` ahead of (or behind) the real clock: `Date.now()` and
  * `new Date()` are skewed, explicit dates are not, timers and `performance.now()` are untouched (they are monotonic).
  * The chaos harness skews worker processes by ± 2 minutes; durable-ops must not care, because leases, deadlines and
- * retry times are computed by the database clock (docs/design.md §2), never the worker's.
+ * retry times are computed by the database clock (docs/design.md §3), never the worker's.
  * @returns a setter for the skew, in **ms**.
  */
 export function installSkewableClock(): (skewMs: number) => void {

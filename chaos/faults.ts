@@ -5,7 +5,7 @@ import type { WorkerFleet } from './fleet.js';
 import type { MariadbInstance } from './mariadb-instance.js';
 import type { Random } from './random.js';
 
-/** The kinds of fault the injector knows (README's Reliability section lists them), in the order the summary prints them. */
+/** The kinds of fault the injector knows (as README's Reliability section lists them), in the summary's order. */
 export const FAULT_KINDS = [
   'sigkill_worker',
   'kill_connection',

@@ -188,8 +188,8 @@ function checkAdmissions(history: ChaosHistory, byId: ReadonlyMap<string, Operat
 }
 
 /**
- * Checks a recorded chaos history against its invariants ({@link INVARIANTS}). Pure: the same history
- * always gives the same violations, so a saved bad history is a regression test of the checker itself.
+ * Checks a recorded chaos history against its invariants ({@link INVARIANTS}). Pure: the same history always gives the
+ * same violations, so a saved bad history is a regression test of the checker itself.
  */
 export function checkHistory(history: ChaosHistory, options: CheckOptions = {}): CheckResult {
   const stuckAfterMs = options.stuckAfterMs ?? 60_000;

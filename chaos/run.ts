@@ -1,11 +1,12 @@
 /**
- * `npm run chaos [-- --quick]`: the reliability harness (README's Reliability section). Starts a private MariaDB, the in-process SQS/S3
- * emulator, the HTTP API and the sweeper in this process and several worker processes (`chaos-stack.ts`); drives an
- * admission load with cancels and retries through the API while injecting faults at random (SIGKILLed workers, killed
- * connections, a crashed and restarted MariaDB, dropped and duplicated messages, heartbeats delayed past the lease,
- * skewed clocks); lets the system drain; then checks the recorded history against the invariants (`invariants.ts`)
- * and prints a summary whose last line is one JSON object. Exit code 0 only with zero violations and no worker crash;
- * 1 otherwise or when the run itself failed; 2 for a bad command line; 130 when interrupted (after cleaning up).
+ * `npm run chaos [-- --quick]`: the reliability harness (README's Reliability section). Starts a private MariaDB, the
+ * in-process SQS/S3 emulator, the HTTP API and the sweeper in this process and several worker processes
+ * (`chaos-stack.ts`); drives an admission load with cancels and retries through the API while injecting faults at
+ * random (SIGKILLed workers, killed connections, a crashed and restarted MariaDB, dropped and duplicated messages,
+ * heartbeats delayed past the lease, skewed clocks); lets the system drain; then checks the recorded history against
+ * the invariants (`invariants.ts`) and prints a summary whose last line is one JSON object. Exit code 0 only with zero
+ * violations and no worker crash; 1 otherwise or when the run itself failed; 2 for a bad command line; 130 when
+ * interrupted (after cleaning up).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

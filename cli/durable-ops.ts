@@ -37,7 +37,7 @@ function help(): string {
   ].join('\n');
 }
 
-// The SDK version is pinned for Node 20 (shared/TOOLING.md); its "newer releases will need Node 22" notice is noise here.
+// The AWS SDK is pinned to exact releases that run on Node 20; its "newer releases will need Node 22" notice is noise.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const [name, ...args] = process.argv.slice(2);

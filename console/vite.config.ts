@@ -6,7 +6,7 @@ const root = fileURLToPath(new URL('.', import.meta.url));
 const repository = fileURLToPath(new URL('..', import.meta.url));
 
 /**
- * Vite configuration of the operator console (issue 9): a static single-page app under `console/`, built to
+ * Vite configuration of the operator console: a static single-page app under `console/`, built to
  * `dist/console` and served by the local HTTP server at `/console/` (`base`). No plugins: Preact components are
  * written with htm tagged templates, so there is no JSX transform. `npm run build:console` builds it; `npm start`
  * builds it programmatically (`console/build-console.ts`). For `vite --config console/vite.config.ts` during

@@ -1,5 +1,5 @@
 /**
- * The one error hierarchy of durable-ops (STYLE §6). Every failure a caller can act on is a subclass of
+ * The one error hierarchy of durable-ops. Every failure a caller can act on is a subclass of
  * {@link DurableOpsError} with a string-literal `code`; HTTP status codes are assigned in exactly one place
  * (`lib/http/problem-details.ts`), never here.
  */

@@ -1,5 +1,5 @@
 /**
- * The public API of durable-ops (STYLE §14): a named export list. Everything not exported here is internal and may
+ * The public API of durable-ops: a named export list. Everything not exported here is internal and may
  * change without notice.
  */
 
@@ -198,7 +198,7 @@ export { startLocalLambda, type LocalFunction, type LocalLambda } from './local/
 export { signDevToken, verifyDevToken } from './local/dev-token.js';
 export { OPS_READ_SCOPE, OPS_WRITE_SCOPE } from './http/auth.js';
 
-// The operator surface (`/api/ops/…`, issue 9): the response schemas the web console validates against
+// The operator surface (`/api/ops/…`, docs/design.md §8): the response schemas the web console validates against
 export { OperatorOperationDetailsSchema, OperatorOperationViewSchema, cancelAsOperator, retryAsOperator, type OperatorOperationDetails, type OperatorOperationView } from './operations/operator/operator-operations.js';
 export { OperatorOperationPageDtoSchema, type OperatorOperationPageDto } from './http/page-dto.js';
 export {

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { dropIndex } from './column-types.js';
 
-/** Feature producers find the owner's active operation for one subject (docs/design.md §7: reuse active work). */
+/** Feature producers find the owner's active operation for one subject (docs/design.md §2: reuse active work). */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createIndex('operations_subject_idx')

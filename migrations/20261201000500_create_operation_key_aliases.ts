@@ -2,7 +2,7 @@ import type { CreateTableBuilder, Kysely } from 'kysely';
 import { columnTypes, lengthCheck } from './column-types.js';
 
 /**
- * Idempotency keys answered with another, already active operation (docs/design.md §7: a feature producer reuses the active
+ * Idempotency keys answered with another, already active operation (docs/design.md §2: a feature producer reuses the active
  * operation of a subject). The key is bound to that operation, so a replay of the same click answers it again instead
  * of starting new work once it has finished. Deleted with its operation by the sweeper's purge.
  */

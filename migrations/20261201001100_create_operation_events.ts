@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { columnTypes, lengthCheck } from './column-types.js';
 
 /**
- * The history of every operation (issue 9: the operator console's timeline and throughput): one row per change of an
+ * The history of every operation (the operator console's timeline and throughput): one row per change of an
  * operation's `status` or `attempt`, written by the triggers of `20261201001400` (insert) and `20261201001500`
  * (update) — never by the code, so no write path can forget one.
  *

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { columnTypes, lengthCheck } from './column-types.js';
 
 /**
- * One row per sweeper run (issue 9: the operator console's sweep list): when it started and finished (database clock,
+ * One row per sweeper run (the operator console's sweep list): when it started and finished (database clock,
  * UTC) and its counts as JSON (`SweepCounts`, at most 1024 characters). Written at the end of every `runSweepOnce`,
  * which also deletes rows older than 7 days, a bounded batch per run.
  */

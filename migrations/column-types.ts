@@ -1,8 +1,9 @@
 import { MysqlAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
 
 /**
- * Column types for one dialect. Shared by the migrations in this folder only: migrations never import `lib/`
- * (STYLE §16), so what they need lives here and, like them, is frozen once released.
+ * Column types for one dialect. Shared by the migrations in this folder only. Migrations never import `lib/`, so a
+ * later change there cannot change what a released migration does; what they need lives here and, like them, is
+ * frozen once released.
  *
  * MariaDB gets explicitly bounded types (`char(n)`, `varchar(n)`, `datetime(6)`, `int`); SQLite gets its
  * native `text`/`integer` with the same bounds enforced by `CHECK (length(...) <= n)` constraints.

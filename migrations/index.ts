@@ -34,7 +34,7 @@ import * as m20261201_1600 from './20261201001600_create_sweeper_runs.js';
 import * as m20261201_1700 from './20261201001700_sweeper_runs_finished_index.js';
 
 /**
- * Every migration, by name, imported statically so a bundled Lambda carries them (STYLE §16).
+ * Every migration, by name, imported statically so a bundled Lambda carries them.
  * Names sort by time; add new ones at the end and never edit a released one.
  */
 export const migrations: Readonly<Record<string, Migration>> = Object.freeze({

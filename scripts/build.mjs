@@ -1,6 +1,6 @@
 // `npm run build`: bundles each Lambda entry point to functions/<name>.mjs (ESM, Node 20) with esbuild, the files
 // serverless.yml packages. The migrate function imports migrations/index.ts statically, so every migration is in its
-// bundle (STYLE §16). The AWS SDK v3 is provided by the Lambda runtime and left external; better-sqlite3 is
+// bundle. The AWS SDK v3 is provided by the Lambda runtime and left external; better-sqlite3 is
 // only loaded for SQLite (local runs) and is left out of the bundle.
 import { build } from 'esbuild';
 

@@ -10,7 +10,7 @@ import { isStandIn } from '../lib/local/local-models.js';
 import { describeError } from '../lib/logger.js';
 import { createObservability } from '../lib/observability/observability.js';
 
-// The SDK version is pinned for Node 20 (shared/TOOLING.md); its "newer releases will need Node 22" notice is noise here.
+// The AWS SDK is pinned to exact releases that run on Node 20; its "newer releases will need Node 22" notice is noise.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const failed = (error: unknown): never => {
   console.error(`durable-ops failed to start: ${describeError(error).errorMessage}`);

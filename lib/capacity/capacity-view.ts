@@ -27,7 +27,7 @@ export const CapacityPoolViewSchema = z.strictObject({
 export type CapacityPoolView = z.infer<typeof CapacityPoolViewSchema>;
 
 /**
- * Body of `GET /api/ops/capacity` (issue 9): every global pool in use (by key), every route pool configured or in use
+ * Body of `GET /api/ops/capacity`: every global pool in use (by key), every route pool configured or in use
  * (by key), then the {@link MAX_OWNER_POOLS} owner pools holding the most slots (most first, ties by key; an owner pool
  * holding nothing is not listed).
  */

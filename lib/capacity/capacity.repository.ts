@@ -3,10 +3,10 @@ import type { DbContext, TxContext } from '../db/database.js';
 import { ACTIVE_STATUSES } from '../operations/lifecycle/operation-status.js';
 
 /**
- * SQL for `capacity_slots` (STYLE §2). A pool is a fixed set of slot rows `(pool_key, slot_no)`; a slot is free when
- * `operation_id` is NULL. Why rows rather than one counter per pool: a counter row would serialise every admission of
- * a pool on one row lock; free slot rows taken with `SKIP LOCKED` let concurrent admissions take different rows and
- * never wait on each other, and a held slot names its holder.
+ * SQL for `capacity_slots`; the decisions are in `capacity.ts`. A pool is a fixed set of slot rows
+ * `(pool_key, slot_no)`; a slot is free when `operation_id` is NULL. Why rows rather than one counter per pool: a
+ * counter row would serialise every admission of a pool on one row lock; free slot rows taken with `SKIP LOCKED` let
+ * concurrent admissions take different rows and never wait on each other, and a held slot names its holder.
  */
 
 /** Prefix of execution (route) pools: their slots are held only while an attempt runs. */
@@ -41,10 +41,10 @@ export async function insertMissingSlots(ctx: DbContext, poolKey: string, from: 
  * as a range on both key parts (pool, slot ≥ `from`), so the read starts at `from`; callers start at a random `from` so
  * the walk past held slots stays short. Left to itself the optimizer picked either a secondary index — through which
  * `SKIP LOCKED` still waits for locks (MySQL bug #111637: lock waits and deadlocks in concurrent claims) — or `ref` on
- * the pool key alone, which walks the pool from slot 0 (issue 7: ≈1,000 rows read per reservation at N = 20,000).
- * The walk past held slots is the price: in a nearly full pool a reservation reads about half the pool, and a full one
- * (a 429) all of it. SQLite has neither `SKIP LOCKED` nor index hints and reads it the plain way (one writer at a
- * time).
+ * the pool key alone, which walks the pool from slot 0 (`npm run bench`: ≈1,000 rows read per reservation at
+ * N = 20,000). The walk past held slots is the price: in a nearly full pool a reservation reads about half the pool,
+ * and a full one (a 429) all of it. SQLite has neither `SKIP LOCKED` nor index hints and reads it the plain way (one
+ * writer at a time).
  */
 export async function selectFreeSlot(ctx: TxContext, poolKey: string, range: { readonly from: number; readonly below: number }, skipLocked: boolean): Promise<number | undefined> {
   if (skipLocked) {

@@ -80,7 +80,7 @@ export async function reserveSlot(tx: TxContext, skipLocked: boolean, poolKey: s
  * A free slot of the pool, locked for the caller's transaction on MariaDB (`SKIP LOCKED`), or undefined when none is.
  * The search starts at a random slot and wraps around (a second read only when nothing is free above the start):
  * which slot is held does not matter, and reservers that all searched from slot 0 would each walk every held slot at
- * the front of a busy pool first (issue 7: over 1,000 rows read per reservation at 300 admissions/s).
+ * the front of a busy pool first (`npm run bench`: over 1,000 rows read per reservation at 300 admissions/s).
  */
 async function findFreeSlot(tx: TxContext, skipLocked: boolean, pool: { readonly key: string; readonly limit: number }): Promise<number | undefined> {
   const start = Math.floor(Math.random() * pool.limit);
@@ -164,7 +164,7 @@ export async function prepareAdmissionPools(
 /**
  * Reserves an owner slot and a global slot for an operation being admitted or retried, in the caller's transaction.
  * The owner pool is searched first, so an owner at their own limit never touches the shared pool; both slots are then
- * taken in one statement (issue 7: one round trip fewer per admission). The update cannot miss: on MariaDB both reads
+ * taken in one statement (one round trip fewer per admission). The update cannot miss: on MariaDB both reads
  * locked their slot, and a SQLite transaction whose reads went stale fails its first write (`SQLITE_BUSY_SNAPSHOT`,
  * retried by `inTransaction`) instead of changing fewer rows.
  * @throws {CapacityExhaustedError} when either pool is full; the caller's transaction must roll back.

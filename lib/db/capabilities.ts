@@ -5,7 +5,7 @@ export type DialectName = 'mariadb' | 'sqlite';
 
 /**
  * Everything that differs between MariaDB and SQLite, declared once and chosen at start-up
- * (STYLE §5, after pg-boss's backend profiles). Services never branch on the dialect themselves.
+ * (after pg-boss's backend profiles; docs/design.md §10). Services never branch on the dialect themselves.
  */
 export interface Capabilities {
   readonly dialect: DialectName;

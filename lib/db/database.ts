@@ -51,7 +51,7 @@ export interface OperationsTable {
   claim_lane: ColumnType<'L' | 'X' | null, never, never>;
 }
 
-/** An idempotency key answered with another, active operation (docs/design.md §7 reuse): primary key (owner, task type, key). */
+/** An idempotency key answered with another, active operation (docs/design.md §2, Idempotency): primary key (owner, task type, key). */
 export interface OperationKeyAliasesTable {
   owner_user_id: string;
   task_type: string;

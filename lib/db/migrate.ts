@@ -27,7 +27,7 @@ function unwrap(result: { error?: unknown; results?: MigrationResult[] }): Migra
 
 /**
  * Applies every pending migration. MariaDB has no transactional DDL, so each migration is one DDL change: a
- * failure leaves the schema at the last whole migration (STYLE §16).
+ * failure leaves the schema at the last whole migration (docs/design.md §9).
  * @throws the first migration error.
  */
 export async function migrateToLatest(store: Store): Promise<MigrationReport> {

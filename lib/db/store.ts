@@ -77,7 +77,7 @@ export function parseDatabaseUrl(value: string): DatabaseTarget {
 /**
  * Opens a {@link Store} for `DATABASE_URL`. Nothing is migrated here (see `migrateToLatest`).
  *
- * MariaDB connections are configured so driver types match the row types (STYLE §17): UTC (`timezone: 'Z'`,
+ * MariaDB connections are configured so driver types match the row types: UTC (`timezone: 'Z'`,
  * session `time_zone = '+00:00'`), READ COMMITTED sessions, `dateStrings` (timestamps stay strings with microseconds), strict SQL mode
  * (over-long strings are errors, never silently truncated), utf8mb4; over verified TLS with `?ssl=true`.
  * @throws {ConfigError} when the URL is not understood.
@@ -105,7 +105,7 @@ export function openStore(databaseUrl: string, options: OpenStoreOptions = {}): 
     });
     pool.on('connection', (connection) => {
       // READ COMMITTED for the whole session (see `inTransaction`): set once here, not per transaction, which saved a
-      // round trip per transaction (issue 7).
+      // round trip per transaction.
       connection.query(
         "SET SESSION time_zone = '+00:00', SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION', SESSION tx_isolation = 'READ-COMMITTED'",
       );

@@ -2,7 +2,7 @@ import { DurableOpsError } from '../errors.js';
 
 /**
  * Errors that exist only at the HTTP edge (routing and transport limits). They extend the one error base class
- * (STYLE §6) so `problem-details.ts` maps them like every other typed error; domain services never throw them.
+ * (`DurableOpsError`) so `problem-details.ts` maps them like every other typed error; domain services never throw them.
  */
 
 /**

@@ -33,7 +33,7 @@ export const UnresolvedRecoveryPageDtoSchema = z.strictObject({
 export type UnresolvedRecoveryPageDto = z.infer<typeof UnresolvedRecoveryPageDtoSchema>;
 
 /**
- * Body of `GET /api/ops/operations` (issue 9, operators only): at most 100 operator views of every owner's operations,
+ * Body of `GET /api/ops/operations` (operators only): at most 100 operator views of every owner's operations,
  * newest first, and the opaque next cursor.
  */
 export const OperatorOperationPageDtoSchema = z.strictObject({

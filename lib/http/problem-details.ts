@@ -66,7 +66,7 @@ export type Problem = z.infer<typeof ProblemSchema>;
 type ErrorClass = abstract new (...args: never[]) => DurableOpsError;
 
 /**
- * The one table from error class to HTTP status (STYLE §7; statuses from docs/design.md §7 and §4 — 403 for a missing
+ * The one table from error class to HTTP status (statuses from docs/design.md §7 and §4 — 403 for a missing
  * entitlement, 429 for exhausted capacity — and, for a reused key, the IETF `Idempotency-Key` header draft §2.7; the
  * recovery ledger's refusals of the operator routes, docs/design.md §8: 400 evidence, 404 unknown id, 409 state, lease or chain).
  * Typed errors absent here (`LeaseLostError`, `ScopeViolationError`, `ConfigError`) are server faults if they ever
@@ -175,7 +175,7 @@ export interface ProblemDetailsOptions {
 
 /**
  * The middy `onError` middleware that answers every error of the API with {@link problemResponse}: the one place
- * where errors become HTTP statuses (STYLE §7, after `@middy/http-error-handler`, but RFC 9457 bodies and a table of
+ * where errors become HTTP statuses (after `@middy/http-error-handler`, but RFC 9457 bodies and a table of
  * typed errors instead of `http-errors` instances).
  */
 export function problemDetailsMiddleware(

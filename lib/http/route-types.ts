@@ -30,7 +30,7 @@ interface RouteBase {
 /** A route of the owner API (docs/design.md §7): it acts for the authenticated owner, the JWT `sub`. */
 export interface OwnerRoute extends RouteBase {
   readonly access: 'owner';
-  /** One `lib/` service call for the authenticated owner, then DTO mapping (STYLE §8). */
+  /** One `lib/` service call for the authenticated owner, then DTO mapping; no SQL or business rule here. */
   handle(scope: OwnerScope, deps: ApiDeps, event: ApiEvent): Promise<ApiResult>;
 }
 
@@ -42,7 +42,7 @@ export interface OperatorRoute extends RouteBase {
   readonly access: 'operator';
   /** The OAuth scope a caller needs, e.g. `ops:read`. */
   readonly scope: string;
-  /** One `lib/` service call, then DTO mapping (STYLE §8). */
+  /** One `lib/` service call, then DTO mapping; no SQL or business rule here. */
   handle(deps: ApiDeps, event: ApiEvent): Promise<ApiResult>;
 }
 

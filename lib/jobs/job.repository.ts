@@ -2,7 +2,7 @@ import type { Insertable, Selectable } from 'kysely';
 import type { DbContext, JobsTable, TxContext } from '../db/database.js';
 
 /**
- * SQL for the `jobs` table (STYLE §2): each function runs one statement and returns rows. Every query filters by
+ * SQL for the `jobs` table: each function runs one statement and returns rows. Every query filters by
  * `owner_user_id` (docs/design.md §3): there is no way to read a job without naming its owner.
  */
 

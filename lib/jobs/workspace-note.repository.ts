@@ -3,7 +3,7 @@ import type { Selectable } from 'kysely';
 import type { AiWorkspaceNotesTable, DbContext, TxContext } from '../db/database.js';
 
 /**
- * SQL for the `ai_workspace_notes` table (STYLE §2). Every query filters by `owner_user_id` (docs/design.md §3), and a note is
+ * SQL for the `ai_workspace_notes` table. Every query filters by `owner_user_id` (docs/design.md §3), and a note is
  * written only for a job its owner holds. One note per (owner, job, note kind): the unique constraint
  * `ai_workspace_notes_kind_uq` makes a second one impossible.
  */

@@ -33,7 +33,7 @@ export interface MetricDimensions {
   readonly taskType?: string;
 }
 
-/** The metrics port of the services (STYLE §11 seam): they count, an adapter decides where counts go. */
+/** The metrics port of the services (an injected seam): they count, an adapter decides where counts go. */
 export interface OpsMetrics {
   /**
    * Adds `value` to the metric `name` (unit `Count`) under `dimensions`.

@@ -14,7 +14,7 @@ export const OperationIdSchema = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9
  * secondary index entry, so new rows and their index entries (including the many `NULL` entries of
  * `lease_expires_at`, `wake_at` and the claim lane once an operation ends) land at the right edge of each B-tree. With
  * random ids each admission, claim and completion touches a random page among all of history, which once history
- * outgrows the buffer pool means reading pages from disk (issue 7's cost-growth target). The id stays unguessable
+ * outgrows the buffer pool means reading pages from disk (the benchmark's cost-growth target). The id stays unguessable
  * enough not to matter: every read is owner-scoped (docs/design.md §3), and it reveals only the creation time the DTO shows
  * anyway.
  */

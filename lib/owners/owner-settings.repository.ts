@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { DbContext, OwnerSettingsTable } from '../db/database.js';
 
-/** SQL for `owner_settings` (STYLE §2). */
+/** SQL for `owner_settings`, one statement per function. */
 
 /** A row of `owner_settings` as read. */
 export type OwnerSettingsRow = Selectable<OwnerSettingsTable>;

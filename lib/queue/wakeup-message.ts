@@ -24,7 +24,7 @@ export const WakeupMessageSchema = z.strictObject({
 export type WakeupMessage = z.infer<typeof WakeupMessageSchema>;
 
 /**
- * Parses one SQS message body into a {@link WakeupMessage} (STYLE §9: SQS bodies are parsed per record).
+ * Parses one SQS message body into a {@link WakeupMessage}: SQS bodies are parsed per record, with zod.
  * @param body the raw SQS message body (JSON text).
  * @throws {ValidationError} when the body is not JSON or does not match {@link WakeupMessageSchema}.
  */

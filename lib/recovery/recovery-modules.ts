@@ -3,8 +3,8 @@ import { BeginRecoverySchema } from './begin-recovery-operation.js';
 
 /**
  * One module that writes durable recovery operations, and what an operator must do about one of its unresolved
- * operations. docs/design.md §8 / seed 003: "Ops is the platform surface for unresolved operation status; owning modules must
- * provide the reconciliation action and business-level explanation."
+ * operations. The operator surface lists unresolved operations; the module that owns one provides the reconciliation
+ * action and its business-level explanation (docs/design.md §8, Ops surface).
  *
  * - `module`: the name it passes to `beginDurableRecoveryOperation` (lower-case `[a-z0-9_.-]`, at most 64 characters).
  * - `reconciliation`: one operator-facing line (1–300 characters, no line breaks) saying how to check the effect and

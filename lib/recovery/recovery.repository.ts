@@ -2,7 +2,7 @@ import type { Insertable, Selectable } from 'kysely';
 import type { DbContext, RecoveryCheckpointsTable, RecoveryOperationsTable } from '../db/database.js';
 import type { RecoveryState } from './recovery-model.js';
 
-/** SQL for the recovery ledger (STYLE §2): one statement per function. */
+/** SQL for the recovery ledger: one statement per function. */
 
 /** A row of `recovery_operations`. */
 export type RecoveryOperationRow = Selectable<RecoveryOperationsTable>;

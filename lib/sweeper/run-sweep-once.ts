@@ -27,12 +27,12 @@ export interface SweepDeps {
 export type { SweepCounts } from './sweep-counts.js';
 
 /**
- * One bounded sweeper run (STYLE §12): each pass takes batches of at most `batchSize` rows until a short batch or
- * the time budget, never an unbounded loop. Order: expire leases, fail past deadlines, re-send due wake-ups (which
+ * One bounded sweeper run (docs/design.md §6): each pass takes batches of at most `batchSize` rows until a short batch
+ * or the time budget, never an unbounded loop. Order: expire leases, fail past deadlines, re-send due wake-ups (which
  * includes the retries the first pass just made), purge old terminal rows (with their notifications and events),
- * reclaim leaked capacity. Safe to run concurrently with itself:
- * every batch locks its rows with `SKIP LOCKED` (MariaDB) or runs under SQLite's single writer. Cost grows with the
- * rows to act on (every selection is an index range), not with the table.
+ * reclaim leaked capacity. Safe to run concurrently with itself: every batch locks its rows with `SKIP LOCKED`
+ * (MariaDB) or runs under SQLite's single writer. Cost grows with the rows to act on (every selection is an index
+ * range), not with the table.
  *
  * It logs one line per operation it expired or failed (at most `SWEEP_LOG_LIMIT` per run), then a `sweep finished`
  * summary with the counts, and counts the `Sweep*` metrics (see `startSweepReport`). Last, it records the run in

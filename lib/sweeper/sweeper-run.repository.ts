@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { DbContext, SweeperRunsTable, TxContext } from '../db/database.js';
 
-/** SQL for `sweeper_runs` (STYLE §2): one row per sweeper run. */
+/** SQL for `sweeper_runs` (one row per sweeper run), one statement per function. */
 
 /** A row of `sweeper_runs` as read. */
 export type SweeperRunRow = Selectable<SweeperRunsTable>;

@@ -55,7 +55,7 @@ export const SweeperRunDtoSchema = z.strictObject({
 /** See {@link SweeperRunDtoSchema}. */
 export type SweeperRunDto = z.infer<typeof SweeperRunDtoSchema>;
 
-/** Body of `GET /api/ops/sweeps` (issue 9): at most 100 recorded runs, newest first. */
+/** Body of `GET /api/ops/sweeps`: at most 100 recorded runs, newest first. */
 export const SweeperRunPageDtoSchema = z.strictObject({ items: z.array(SweeperRunDtoSchema).max(100) }).meta({ id: 'SweeperRunPage' });
 
 /** A row as its DTO, or `undefined` when its stored counts no longer parse (a row written by another release). */

@@ -53,7 +53,7 @@ export interface TaskCompletion {
 }
 
 /**
- * One active operation per subject (docs/design.md §7 feature producers: "reuse an active operation for the same subject").
+ * One active operation per subject (docs/design.md §2, Idempotency: an exclusive subject reuses the active operation).
  * Admission of this task type — through its feature route or `POST /api/operations` alike — locks the subject and, when
  * the owner already has an active operation of this type on it, answers that one (200) and binds the new idempotency key
  * to it; an owner retry is refused (409) while another is active.

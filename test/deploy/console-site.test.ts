@@ -6,7 +6,7 @@ import { parseDocument } from 'yaml';
 import { references, ROOT } from './cfn-template.js';
 
 /**
- * infra/console-site.yml (issue 9): the console's static-site stack parses as plain YAML, refers only to what it
+ * infra/console-site.yml: the console's static-site stack parses as plain YAML, refers only to what it
  * defines, keeps the bucket private (CloudFront reads it through origin access control), forwards /api/* uncached to
  * the HTTP API, and its viewer-request function sends the console's client-side routes — and nothing else — to
  * index.html.

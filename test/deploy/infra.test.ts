@@ -12,7 +12,7 @@ import { hasMariadb } from '../support/test-store.js';
 import { references, ROOT } from './cfn-template.js';
 
 /**
- * infra/ (issue 6, docs/design.md §9): the RDS MariaDB stack parses as plain YAML and holds what the claim path and the
+ * infra/ (docs/design.md §9): the RDS MariaDB stack parses as plain YAML and holds what the claim path and the
  * deploy need; infra/schema-user.sql really creates the schema and two least-privilege users on MariaDB.
  */
 

@@ -20,7 +20,7 @@ import {
 } from './cfn-template.js';
 
 /**
- * CI validates packaging offline (issue 6, docs/design.md §9): `npm run build`, then `osls package` with dummy parameters and no
+ * CI validates packaging offline (docs/design.md §9): `npm run build`, then `osls package` with dummy parameters and no
  * AWS credentials, and the CloudFormation template must hold everything serverless.yml promises.
  */
 
@@ -248,7 +248,7 @@ describe('osls package (offline, no AWS credentials)', () => {
     for (const name of ['api', 'sweeper', 'migrate'] as const) expect(envOf(template, name)).not.toHaveProperty('RESULTS_BUCKET');
   });
 
-  it('configures the §4 limits, the pool and the AI routes, an empty parameter meaning unset', () => {
+  it('configures the capacity limits (docs/design.md §4), the pool and the AI routes, an empty parameter meaning unset', () => {
     for (const name of Object.keys(FUNCTIONS) as (keyof typeof FUNCTIONS)[]) {
       expect(envOf(template, name), name).toMatchObject({
         DATABASE_CREDENTIALS_VERSION: '1',

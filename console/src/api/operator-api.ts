@@ -13,7 +13,7 @@ import type {
 } from './types.js';
 
 /**
- * The operator API (`/api/ops/*`, issue 9), one function per route. Every route is invisible (404) to a token without
+ * The operator API (`/api/ops/*`), one function per route. Every route is invisible (404) to a token without
  * `ops:read`; the POST routes also need `ops:write`. Path segments are encoded, so an id cannot change the route.
  */
 

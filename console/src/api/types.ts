@@ -1,5 +1,5 @@
 /**
- * What the console reads from the operator API (`/api/ops/*`, issue 9 contract). The server's zod DTO schemas are the
+ * What the console reads from the operator API (`/api/ops/*`, docs/design.md §8). The server's zod DTO schemas are the
  * source of truth and every response passes them (strict) before it is sent; these are the fields the console uses,
  * and `test/console/console-types.test.ts` checks, at compile time, that each server type is assignable to its type
  * here. They are declared rather than imported because the server modules that hold the schemas also hold database
@@ -126,7 +126,7 @@ export interface RecoveryItem {
   readonly updatedAt: string;
   readonly stale: boolean;
   readonly reconciliation: string;
-  /** Absent from servers older than issue 9. */
+  /** Absent from servers older than the operator console, which did not send the chain verdict. */
   readonly chain?: ChainStatus;
 }
 

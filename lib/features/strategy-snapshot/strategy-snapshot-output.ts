@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isWellFormedText } from '../../jobs/job-limits.js';
 
-/** The note kind a strategy snapshot is stored under: one note per owner + job + kind (docs/design.md §7 feature producers). */
+/** The note kind a strategy snapshot is stored under: one note per owner + job + kind (`ai_workspace_notes_kind_uq`). */
 export const STRATEGY_SNAPSHOT_NOTE_KIND = 'strategy_snapshot';
 
 /** Model text: trimmed, bounded, and well-formed Unicode (a lone surrogate could not be served as valid JSON text). */

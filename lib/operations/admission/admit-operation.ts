@@ -57,7 +57,7 @@ export interface Admission {
  *   A: INSERT ok ───────────────────────────── commit → 202
  *   B: INSERT → duplicate key → SELECT by key → same hash → 200 replayed
  * ```
- * A task type with an `exclusiveSubject` (docs/design.md §7: reuse an active operation for the same subject) accepts only its
+ * A task type with an `exclusiveSubject` (docs/design.md §2: reuse an active operation for the same subject) accepts only its
  * subject type; in the admission transaction the subject row is locked and, when the owner already has an active
  * operation of the type on it, that one is answered (`reused: true`) and the key bound to it (`operation_key_aliases`),
  * so concurrent clicks end with one operation and a replay of any of their keys answers it.

@@ -13,7 +13,7 @@ export interface SubjectRef {
 }
 
 /**
- * In the admission transaction (docs/design.md §7 reuse): locks the subject and returns the owner's active operation of the
+ * In the admission transaction (docs/design.md §2, Idempotency): locks the subject and returns the owner's active operation of the
  * task type on it, binding `key` to it (so a replay of the key answers it again) — or `undefined` when there is none
  * and a new operation may be inserted.
  * @throws the subject's not-found error (404) from `exclusive.lock`.

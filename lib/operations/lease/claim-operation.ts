@@ -78,7 +78,7 @@ interface Lane {
  * store, deps and routes) is in its transaction share one transaction (a {@link GroupCommit}): one `SELECT … LIMIT n`
  * per lane for n claimers, each claimer getting its own row, lease and token — the best n rows in order, as n claims
  * one after another would take them. A lone claim waits only that turn, or for a group in progress when two are
- * (issue 7: a claim under load costs a fraction of a transaction).
+ * (under load, a claim costs a fraction of a transaction).
  *
  * Model tasks (docs/design.md §5) are claimed only on routes in `routes`: while a route's breaker is open, its operations are
  * left waiting — their attempts not spent — and the sweeper's wake-up re-sends bring them back later.

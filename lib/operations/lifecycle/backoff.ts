@@ -7,7 +7,7 @@ import type { RetryPolicy } from '../../tasks/task-definition.js';
  *
  * `nominal = min(maxDelayMs, baseDelayMs × 2^(attempt − 1))`, result in `[nominal/2, nominal]`.
  * @param attempt the 1-based attempt that just failed.
- * @param random a source in [0, 1); injected so tests are deterministic (STYLE §11).
+ * @param random a source in [0, 1); injected so tests are deterministic.
  */
 export function retryDelayMs(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {
   const exponent = Math.min(Math.max(attempt - 1, 0), 30);

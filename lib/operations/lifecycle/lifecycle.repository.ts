@@ -5,7 +5,7 @@ import type { OperationStatus } from './operation-status.js';
 
 /**
  * Every INSERT and UPDATE of `operations` (the sweeper's purge deletes in `store/operation.repository.ts`), and so the
- * only SQL that writes `operations.status` (STYLE §2: one statement per function, rows or a count back; the
+ * only SQL that writes `operations.status` (one statement per function, rows or a count back; the
  * decisions are in `transitions.ts`, which is the only caller of the status writes here). Also the lease rule, in one
  * place: a lease holds while the row is `running` with the same id, owner and token and `lease_expires_at` is later
  * than the database clock's now — every worker write is guarded by {@link leaseHolds}, and the sweeper's expiry pass

@@ -5,7 +5,7 @@ import type { OperationEventRow } from '../store/operation-event.repository.js';
 import { ALL_STATUSES, WAITING_STATUSES, type OperationStatus } from '../lifecycle/operation-status.js';
 
 /**
- * What one change of an operation was, as the operator console names it (issue 9), derived from the recorded change
+ * What one change of an operation was, as the operator console names it, derived from the recorded change
  * (`operation_events`: from, to, failure code — docs/design.md §2's transition table):
  *
  * - `admitted`: ∅ → `queued` (the row was inserted).

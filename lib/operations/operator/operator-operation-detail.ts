@@ -24,7 +24,7 @@ export const NotificationViewSchema = z.strictObject({
 export type NotificationView = z.infer<typeof NotificationViewSchema>;
 
 /**
- * Body of `GET /api/ops/operations/{id}` (issue 9): the operator view of the operation, its timeline (every change of
+ * Body of `GET /api/ops/operations/{id}`: the operator view of the operation, its timeline (every change of
  * status or attempt, oldest first) and its terminal notifications (oldest cycle first) — at most the latest
  * {@link MAX_DETAIL_ITEMS} of each. Never a lease token, idempotency key, request hash or params.
  */

@@ -39,7 +39,7 @@ export const ThroughputBucketSchema = z.strictObject({
   cancelled: count,
 });
 
-/** Body of `GET /api/ops/throughput`: one bucket per minute, oldest first, zero-filled (issue 9). */
+/** Body of `GET /api/ops/throughput`: one bucket per minute, oldest first, zero-filled. */
 export const ThroughputDtoSchema = z
   .strictObject({ buckets: z.array(ThroughputBucketSchema).max(MAX_THROUGHPUT_MINUTES) })
   .meta({ id: 'ThroughputDto' });

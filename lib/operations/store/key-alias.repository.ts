@@ -2,8 +2,8 @@ import type { Selectable } from 'kysely';
 import type { DbContext, OperationKeyAliasesTable, TxContext } from '../../db/database.js';
 
 /**
- * SQL for `operation_key_aliases` (STYLE §2): idempotency keys a feature producer answered with an already active
- * operation (docs/design.md §7 reuse), so the same key replays that operation later instead of admitting new work.
+ * SQL for `operation_key_aliases`: idempotency keys a feature producer answered with an already active operation
+ * (docs/design.md §2, Idempotency), so the same key replays that operation later instead of admitting new work.
  */
 
 /** A row of `operation_key_aliases` as read. */

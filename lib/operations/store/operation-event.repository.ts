@@ -2,7 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import type { DbContext, OperationEventsTable, TxContext } from '../../db/database.js';
 
 /**
- * SQL for `operation_events` (STYLE §2), the history the triggers on `operations` write (one row per change of an
+ * SQL for `operation_events`, the history the triggers on `operations` write (one row per change of an
  * operation's status or attempt). The code only reads and purges it.
  */
 

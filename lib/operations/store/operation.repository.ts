@@ -3,7 +3,7 @@ import type { Database, DbContext, OperationsTable, TxContext } from '../../db/d
 import { ACTIVE_STATUSES, CLAIMABLE_STATUSES, WAITING_STATUSES, type OperationStatus } from '../lifecycle/operation-status.js';
 
 /**
- * SQL for the `operations` table (STYLE §2): each function runs one statement and returns rows or a row
+ * SQL for the `operations` table: each function runs one statement and returns rows or a row
  * count. Decisions (which state, which delay) belong to the services that call these. Reads, and the purge's delete,
  * only: every INSERT and UPDATE of `operations` is in `lifecycle/lifecycle.repository.ts`.
  */
@@ -67,7 +67,7 @@ export async function findLeaseStates(ctx: DbContext, keys: readonly { readonly 
     .execute();
 }
 
-/** The owner's newest active operation of `taskType` on one subject, if any (docs/design.md §7: producers reuse active work). */
+/** The owner's newest active operation of `taskType` on one subject, if any (docs/design.md §2: producers reuse active work). */
 export async function findActiveForSubject(
   ctx: DbContext,
   ownerUserId: string,
