@@ -18,6 +18,8 @@ export const ConfigSchema = z
     LEASE_SECONDS: seconds(5, 900, 30),
     /** @default a third of LEASE_SECONDS */
     HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(300).optional(),
+    /** How long before the local lease deadline a worker fences itself. @default the heartbeat interval */
+    LEASE_FENCE_MARGIN_SECONDS: z.coerce.number().int().min(1).max(300).optional(),
     SWEEP_INTERVAL_SECONDS: seconds(1, 3600, 15),
     SWEEP_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(200),
     SWEEP_TIME_BUDGET_SECONDS: seconds(1, 600, 20),

@@ -15,6 +15,11 @@ export interface OperationPolicy {
   readonly maxManualRetries: number;
   /** Terminal rows older than this are purged (and their idempotency keys forgotten). */
   readonly retentionMs: number;
+  /**
+   * How long before its local lease deadline a worker fences itself (aborts the attempt, writes nothing) when no
+   * heartbeat was acknowledged since; see `startHeartbeats`. @default the attempt's heartbeat interval
+   */
+  readonly fenceMarginMs?: number | undefined;
 }
 
 /** The {@link OperationPolicy} a configuration describes. */
@@ -28,6 +33,7 @@ export function policyFromConfig(config: Config): OperationPolicy {
     wakeupResendMs: config.WAKEUP_RESEND_SECONDS * 1000,
     maxManualRetries: config.MAX_MANUAL_RETRIES,
     retentionMs: config.RETENTION_DAYS * 86_400_000,
+    fenceMarginMs: config.LEASE_FENCE_MARGIN_SECONDS === undefined ? undefined : config.LEASE_FENCE_MARGIN_SECONDS * 1000,
   });
 }
 

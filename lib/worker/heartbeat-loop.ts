@@ -1,25 +1,59 @@
+import { performance } from 'node:perf_hooks';
 import { LeaseLostError } from '../errors.js';
 import { describeError, type Logger } from '../logger.js';
 import type { ClaimedOperation } from '../operations/lease/claim-operation.js';
 import { heartbeat, type Progress } from '../operations/lease/heartbeat.js';
 import type { OwnerScope } from '../operations/scopes.js';
 
-/** Why a heartbeat stopped the run: the owner asked to cancel, or the lease is gone. */
-export type HeartbeatVerdict = 'cancel' | 'lease_lost';
+/**
+ * Why the loop stopped the run: the owner asked to cancel; the lease is gone (the database said so); or the worker
+ * fenced itself — its local lease deadline passed without a newer acknowledgement, whatever the database answered or
+ * failed to answer.
+ */
+export type HeartbeatVerdict = 'cancel' | 'lease_lost' | 'fenced';
 
 /** A running heartbeat loop (see {@link startHeartbeats}). */
 export interface HeartbeatLoop {
   /** One heartbeat now, with progress: the task's `reportProgress`. Rejects as the heartbeat does. */
   beat(progress?: Progress): Promise<void>;
-  /** Stops scheduling heartbeats and waits for the one in flight, if any. */
+  /**
+   * Stops scheduling heartbeats and the fence, and waits for the heartbeat in flight, if any — unless the loop fenced
+   * itself, when that heartbeat may hang for as long as the partition lasts.
+   */
   stop(): Promise<void>;
 }
 
+/** When the loop beats and when it fences. Times in **milliseconds**. */
+export interface HeartbeatTiming {
+  /** Time between heartbeats. */
+  readonly intervalMs: number;
+  /** How long before the local lease deadline the worker fences itself. Clamped to `[intervalMs, lease − intervalMs]`. */
+  readonly fenceMarginMs: number;
+  /** `performance.now()` just before the claim that set the lease was sent (its lease runs `claim.leaseMs` from later). */
+  readonly claimSentAt: number;
+}
+
 /**
- * Heartbeats `claim`'s lease every `intervalMs` (ms) until stopped (docs/design.md §2, §5): each beat extends the lease
- * on the database clock and reports whether the owner asked to cancel. A cancel seen, or a {@link LeaseLostError}, is
- * passed to `onVerdict` (the run aborts its handler); any other heartbeat failure is logged and the next beat is
- * scheduled as usual — the lease is only lost when the database says so.
+ * Heartbeats `claim`'s lease every `intervalMs` until stopped (docs/design.md §2, §3, §5), and fences the attempt when
+ * its lease may have ended. Each beat extends the lease on the database clock and reports whether the owner asked to
+ * cancel; a cancel seen, or a {@link LeaseLostError}, is passed to `onVerdict` (the run aborts its handler). Any other
+ * heartbeat failure is logged and the next beat is scheduled as usual.
+ *
+ * **Self-fencing.** The worker keeps a local lease deadline on the monotonic clock (`performance.now()`): the moment the
+ * last acknowledged heartbeat (or the claim) was *sent*, plus the lease time the database reported left after it
+ * (`leaseRemainingMs`; for the claim, its `leaseMs`). The database extended the lease after that moment, so the lease
+ * ends no earlier than the local deadline. `fenceMarginMs` before it, if no newer acknowledgement arrived, the loop
+ * calls `onVerdict('fenced')`: the handler's `AbortSignal` fires and the attempt writes nothing — whether heartbeats
+ * failed, hung (a cut connection), or never got an answer.
+ * ```
+ *  worker  ──send hb──────────ack(left = L)─────── send hb ······ (no answer: the connection is cut) ·······
+ *            t0                                      t1
+ *  local     |<──────────── L − margin ─────────────>| fence: abort, write nothing
+ *  database   lease end ≥ t0 + L ─────────────────────────────────┤ sweeper expires it → attempt 2 claims
+ * ```
+ * Clock assumption: the worker's monotonic clock and the database clock advance at the same rate, to within the margin
+ * over one lease (NTP-disciplined hosts drift by parts per million); their offsets do not matter, since only elapsed
+ * time is compared.
  *
  * When a running operation sees its owner's cancel: the cancel only records `cancel_requested_at` on a `running` row.
  * The worker learns of it (a) before the handler starts, at the pre-run recheck (`cancelRequestedUnderLease`); (b) at
@@ -31,21 +65,41 @@ export interface HeartbeatLoop {
 export function startHeartbeats(
   owner: OwnerScope,
   claim: ClaimedOperation,
-  intervalMs: number,
+  timing: HeartbeatTiming,
   logger: Logger,
   onVerdict: (verdict: HeartbeatVerdict) => void,
 ): HeartbeatLoop {
   const log = { operationId: claim.operationId, taskType: claim.taskType, attempt: claim.attempt };
+  const margin = Math.max(timing.intervalMs, Math.min(timing.fenceMarginMs, claim.leaseMs - timing.intervalMs));
+  let fenceAt = timing.claimSentAt + claim.leaseMs - margin;
+  let fenced = false;
+  let stopped = false;
+  let fenceTimer: NodeJS.Timeout | undefined;
+  const armFence = () => {
+    clearTimeout(fenceTimer);
+    if (stopped || fenced) return;
+    fenceTimer = setTimeout(() => {
+      if (stopped || performance.now() < fenceAt) return armFence();
+      fenced = true;
+      logger.warn('lease fenced: no heartbeat acknowledged before the local lease deadline; aborting the attempt', log);
+      onVerdict('fenced');
+    }, Math.max(0, fenceAt - performance.now()));
+  };
   const beat = async (progress?: Progress) => {
+    const sentAt = performance.now();
     try {
-      if ((await heartbeat(owner, claim, progress)).cancelRequested) onVerdict('cancel');
+      const ack = await heartbeat(owner, claim, progress);
+      if (!fenced) {
+        fenceAt = Math.max(fenceAt, sentAt + ack.leaseRemainingMs - margin);
+        armFence();
+      }
+      if (ack.cancelRequested) onVerdict('cancel');
     } catch (error) {
       if (error instanceof LeaseLostError) onVerdict('lease_lost');
       throw error;
     }
   };
   let inFlight: Promise<void> = Promise.resolve();
-  let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const schedule = () => {
     timer = setTimeout(() => {
@@ -56,15 +110,17 @@ export function startHeartbeats(
         .finally(() => {
           if (!stopped) schedule();
         });
-    }, intervalMs);
+    }, timing.intervalMs);
   };
+  armFence();
   schedule();
   return {
     beat,
     async stop() {
       stopped = true;
       clearTimeout(timer);
-      await inFlight;
+      clearTimeout(fenceTimer);
+      if (!fenced) await inFlight;
     },
   };
 }

@@ -50,7 +50,8 @@ export const TIMEOUT_SAFETY_MS = 5_000;
 /** Longest wait, in ms, for an aborted handler to return before its outcome is written (also at most a third of the lease). */
 export const ABORT_GRACE_MAX_MS = 10_000;
 
-type AbortCause = 'cancel' | 'lease_lost' | 'timeout';
+/** Why a run's handler was aborted: the owner's cancel, the lease lost or fenced (both write nothing), the timeout. */
+type AbortCause = 'cancel' | 'lease_lost' | 'fenced' | 'timeout';
 
 /**
  * Runs one claimed operation in its owner scope (docs/design.md §5): rechecks cancellation and entitlement, runs the task handler with an
@@ -63,8 +64,10 @@ type AbortCause = 'cancel' | 'lease_lost' | 'timeout';
  *                             ├─ cancel seen ─────── acknowledge-cancel  → cancelled (+ notification)
  *                             ├─ timeout / error ─── fail                → waiting_for_retry | failed
  *                             ├─ local model failed, external allowed ──→ waiting_for_external_fallback
- *                             └─ lease lost ──────── (write nothing: the sweeper or another worker owns it)
+ *                             └─ lease lost / fenced ─ (write nothing: the sweeper or another worker owns it)
  * ```
+ * The attempt fences itself (see `startHeartbeats`): when its local lease deadline passes without an acknowledged
+ * heartbeat — the database unreachable, or its answers lost — the handler is aborted and nothing more is written.
  * A model task (docs/design.md §5) gets `context.model` on the route its claim chose — local, or external on a claim from
  * `waiting_for_external_fallback` — which records provenance and feeds the route's breaker. Its retryable failures
  * (timeout, 5xx, connection) on the local route fall back to the external route when {@link externalAllowed} and an
@@ -74,6 +77,8 @@ type AbortCause = 'cancel' | 'lease_lost' | 'timeout';
  * id, its metric with the task type).
  * @param remainingMs the invocation's remaining time in ms (Lambda `context.getRemainingTimeInMillis`).
  * @param modelPermit the breaker permit the claimer took for the run's model route. @default a plain permit
+ * @param claimSentAt `performance.now()` just before the claim was sent: the self-fence counts the lease from it.
+ * @default now (a caller that claims just before the run)
  * @throws database errors other than a lost lease (the SQS message is then retried; the lease will expire).
  */
 export async function runClaimedOperation(
@@ -82,11 +87,12 @@ export async function runClaimedOperation(
   deps: RunDeps,
   remainingMs: () => number,
   modelPermit: BreakerPermit = { trial: false },
+  claimSentAt: number = performance.now(),
 ): Promise<RunOutcome> {
   const started = performance.now();
   let end: AttemptEnd;
   try {
-    end = await runAttempt(owner, claim, deps, remainingMs, modelPermit);
+    end = await runAttempt(owner, claim, deps, remainingMs, modelPermit, claimSentAt);
   } catch (error) {
     if (!(error instanceof LeaseLostError)) throw error;
     end = { outcome: 'lease_lost' };
@@ -101,6 +107,7 @@ async function runAttempt(
   deps: RunDeps,
   remainingMs: () => number,
   modelPermit: BreakerPermit,
+  claimSentAt: number,
 ): Promise<AttemptEnd> {
   const task = deps.registry.get(claim.taskType);
   const policy = taskPolicy(task, deps.policy);
@@ -156,7 +163,8 @@ async function runAttempt(
     : undefined;
   const timeout = setTimeout(() => abort('timeout'), timeoutMs);
   // A task type may lease for less than the process-wide heartbeat; beat at least three times per lease.
-  const heartbeats = startHeartbeats(owner, claim, Math.min(deps.policy.heartbeatMs, Math.floor(policy.leaseMs / 3)), deps.logger, abort);
+  const intervalMs = Math.min(deps.policy.heartbeatMs, Math.floor(policy.leaseMs / 3));
+  const heartbeats = startHeartbeats(owner, claim, { intervalMs, fenceMarginMs: deps.policy.fenceMarginMs ?? intervalMs, claimSentAt }, deps.logger, abort);
 
   const context: TaskContext<unknown> = {
     operationId: claim.operationId,
@@ -199,7 +207,7 @@ async function runAttempt(
     });
   try {
     await Promise.race([running, aborted]);
-    if (cause !== undefined && cause !== 'lease_lost' && !settled) {
+    if ((cause === 'cancel' || cause === 'timeout') && !settled) {
       const graceMs = Math.max(0, Math.min(ABORT_GRACE_MAX_MS, Math.floor(policy.leaseMs / 3), remainingMs() - TIMEOUT_SAFETY_MS));
       await Promise.race([running, delay(graceMs, undefined, { ref: false })]);
     }
@@ -209,7 +217,8 @@ async function runAttempt(
     await heartbeats.stop();
   }
 
-  if (cause === 'lease_lost') return { outcome: 'lease_lost' };
+  // Lost or fenced: another party may own the operation now; this attempt writes nothing more.
+  if (cause === 'lease_lost' || cause === 'fenced') return { outcome: 'lease_lost' };
   if (cause === 'cancel') {
     await acknowledgeCancel(owner, claim);
     return { outcome: 'cancelled' };

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import middy from '@middy/core';
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -29,6 +30,7 @@ export async function processWakeup(deps: WorkerDeps, remainingMs: () => number)
   // Model routes whose breaker is open are not claimed for: their operations wait, attempts unspent (docs/design.md §5).
   const permits = acquireRoutePermits(deps.models);
   let claim: ClaimedOperation | null;
+  const claimSentAt = performance.now();
   try {
     claim = await claimNextOperation(worker, deps, claimableRoutes(permits));
   } catch (error) {
@@ -42,7 +44,7 @@ export async function processWakeup(deps: WorkerDeps, remainingMs: () => number)
   const permit = (route && permits[route]) || undefined;
   let outcome: RunOutcome;
   try {
-    outcome = await runClaimedOperation(enterOwnerScope(worker, claim), claim, deps, remainingMs, permit);
+    outcome = await runClaimedOperation(enterOwnerScope(worker, claim), claim, deps, remainingMs, permit, claimSentAt);
   } finally {
     // A run that ended before its model call (cancel seen, entitlement revoked, a database error) must not keep a
     // half-open breaker's only trial: give it back. After a call reported its outcome this changes nothing.

@@ -38,7 +38,11 @@ describe.skipIf(!hasMariadb())('the database clock is the lease authority on Mar
     expect(claim?.operationId).toBe(operation.id);
     if (!claim) return;
     const scope = enterOwnerScope(worker, claim);
-    expect(await heartbeat(scope, claim)).toEqual({ cancelRequested: false });
+    const ack = await heartbeat(scope, claim);
+    expect(ack.cancelRequested).toBe(false);
+    // the lease left is measured on the database clock alone: the process's skew does not shorten or stretch it
+    expect(ack.leaseRemainingMs).toBeGreaterThan(25_000);
+    expect(ack.leaseRemainingMs).toBeLessThanOrEqual(30_000);
     expect(await runSweepOnce({ ...deps, store: t.store, batchSize: 10, timeBudgetMs: 10_000 })).toMatchObject({ leasesRetried: 0 });
     await completeOperation(scope, claim);
     expect((await getOperation(owner, operation.id)).status).toBe('succeeded');

@@ -214,3 +214,25 @@ export async function pushWakeAt(ctx: TxContext, ids: readonly string[], fromSta
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
+
+/** What {@link readLeaseEnd} reads: the owner's cancel request, the lease end and the database clock, in one row. */
+export interface LeaseEndRow {
+  readonly cancel_requested_at: string | null;
+  readonly lease_expires_at: string | null;
+  /** The database clock's now when the row was read. */
+  readonly db_now: string;
+}
+
+/**
+ * The lease end of the owner's operation as the database computed it, with the database clock's now read in the same
+ * statement (so the caller can tell how long the lease has left without comparing two clocks), and the owner's cancel
+ * request. Undefined when the row is not there or not that owner's.
+ */
+export async function readLeaseEnd(ctx: DbContext, lease: LeaseKey): Promise<LeaseEndRow | undefined> {
+  return ctx.db
+    .selectFrom('operations')
+    .select(['cancel_requested_at', 'lease_expires_at', ctx.timeAt().as('db_now')])
+    .where('id', '=', lease.operationId)
+    .where('owner_user_id', '=', lease.ownerUserId)
+    .executeTakeFirst();
+}
