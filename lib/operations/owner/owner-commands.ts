@@ -26,6 +26,11 @@ const UNRECORDED: Telemetry = Object.freeze({ logger: silentLogger, metrics: noo
  * Owner cancel (docs/design.md §2): a waiting operation (`queued`, `waiting_*`) becomes `cancelled` at once, with its
  * notification, in one transaction; a `running` one keeps running with `cancel_requested_at` set, and its worker
  * aborts at its next heartbeat. Cancelling a cancelled operation changes nothing and returns it.
+ *
+ * The answer has one of three shapes, decided from the row its own statement changed or found: `cancelled`;
+ * `running` with `cancel_requested_at` set (the worker stops at its next heartbeat — unless its run had already
+ * finished, in which case the success stands and the operation ends `succeeded`); or {@link InvalidTransitionError}
+ * (409) when it had already succeeded or failed.
  * A change is recorded to `telemetry`: `operation_cancelled` (by `owner`, `OperationCancelled`) or `cancel_requested`.
  * @param telemetry where the change is logged and counted. @default nowhere
  * @returns the operation after the change.
@@ -37,17 +42,26 @@ export async function cancelOperation(scope: OwnerScope, id: unknown, telemetry:
   for (let race = 0; race < MAX_RACES; race++) {
     const row = await getOperation(scope, id);
     if (row.status === 'cancelled') return row;
+    // The answer is the row as this cancel's own statement left it, read in the same transaction (the UPDATE holds its
+    // row lock until the commit), never a later re-read: a completion committing just after cannot turn the answer
+    // into a `succeeded` with `cancelRequested: true`.
     if (row.status === 'running') {
       nextStatus(row.id, row.status, 'request_cancel');
       // In a transaction for its retries: even this one UPDATE can deadlock with a completion of the same row (1213).
-      if (!(await inTransaction(scope.store, (tx) => requestCancel(tx, scope.ownerUserId, row.id, row.cancel_requested_at)))) continue;
+      const requested = await inTransaction(scope.store, async (tx) =>
+        (await requestCancel(tx, scope.ownerUserId, row.id, row.cancel_requested_at)) ? findOwnedOperation(tx, scope.ownerUserId, row.id) : undefined,
+      );
+      if (!requested) continue;
       if (row.cancel_requested_at === null) recordLifecycle(telemetry, { event: 'cancel_requested', operationId: row.id, taskType: row.task_type });
-      return reread(scope, row.id);
+      return requested;
     }
     nextStatus(row.id, row.status, 'owner_cancel');
-    if (await inTransaction(scope.store, (tx) => cancelWaiting(tx, scope.ownerUserId, row.id))) {
+    const cancelled = await inTransaction(scope.store, async (tx) =>
+      (await cancelWaiting(tx, scope.ownerUserId, row.id)) ? findOwnedOperation(tx, scope.ownerUserId, row.id) : undefined,
+    );
+    if (cancelled) {
       recordLifecycle(telemetry, { event: 'operation_cancelled', by: 'owner', operationId: row.id, taskType: row.task_type });
-      return reread(scope, row.id);
+      return cancelled;
     }
   }
   throw new InvalidTransitionError(String(id), 'changing', 'owner_cancel');
