@@ -1,7 +1,7 @@
 import { loadConfig } from '../lib/config.js';
 import { createApiHandler } from '../lib/http/api-handler.js';
 import { createObservability } from '../lib/observability/observability.js';
-import { createRuntime, lazy } from '../lib/runtime.js';
+import { startRuntime, lazy } from '../lib/runtime.js';
 
 /** Built once per cold start, outside the handler (Powertools tracks `cold_start` this way); it only reads `POWERTOOLS_*`. */
 const observability = createObservability();
@@ -12,4 +12,4 @@ const observability = createObservability();
  * invocation, not at import. Logs are Powertools JSON lines with the Lambda context; metrics are EMF, published per
  * invocation.
  */
-export const handler = createApiHandler(lazy(() => createRuntime(loadConfig(process.env), observability)), observability);
+export const handler = createApiHandler(lazy(() => startRuntime(loadConfig(process.env), observability)), observability);

@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { ConfigError } from './errors.js';
 import { createProcessLogger, type Logger } from './logger.js';
 import { noopMetrics, type OpsMetrics } from './observability/metrics.js';
+import { assertMatchedRowCounts } from './db/row-count-check.js';
 import { openStore, type Store } from './db/store.js';
 import { policyFromConfig, type OperationPolicy } from './operations/operation-policy.js';
 import { createSqsClient, SqsWakeupSender, type WakeupSender } from './queue/wakeup-sender.js';
@@ -113,6 +114,23 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
       await store.destroy();
     },
   };
+}
+
+/**
+ * {@link createRuntime}, then the start-up checks of the store: the MariaDB connection must count matched rows
+ * (`assertMatchedRowCounts`). What the Lambda handlers and the local stack start with.
+ * @throws {ConfigError} as {@link createRuntime}, or when the connection's row counts do not mean matched rows (the
+ * runtime is closed first).
+ */
+export async function startRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
+  const runtime = createRuntime(config, overrides);
+  try {
+    await assertMatchedRowCounts(runtime.store);
+  } catch (error) {
+    await runtime.close();
+    throw error;
+  }
+  return runtime;
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   takeSlots,
 } from './capacity.repository.js';
 import type { CapacityPolicy } from './capacity-policy.js';
+import { retryTransient } from '../db/transient-retry.js';
 
 /** Pool of one owner's active operations of one task type. */
 export function ownerPoolKey(taskType: string, ownerUserId: string): string {
@@ -52,14 +53,7 @@ export async function ensurePool(store: Store, poolKey: string, limit: number): 
 }
 
 async function createPool(store: Store, poolKey: string, limit: number): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await insertMissingSlots(store, poolKey, 0, limit);
-      return;
-    } catch (error) {
-      if (attempt >= 3 || !store.caps.isTransient(error)) throw error;
-    }
-  }
+  await retryTransient(store.caps, () => insertMissingSlots(store, poolKey, 0, limit));
 }
 
 /**

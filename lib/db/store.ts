@@ -99,6 +99,9 @@ export function openStore(databaseUrl: string, options: OpenStoreOptions = {}): 
       charset: 'utf8mb4',
       supportBigNumbers: true,
       bigNumberStrings: false,
+      // Affected rows mean *matched* rows, which every guarded UPDATE's row-count check relies on (mysql2 sets it by
+      // default; pinned here so the meaning never rests on a driver default). `assertMatchedRowCounts` checks it.
+      flags: ['FOUND_ROWS'],
       // TLS 1.2+ with the certificate checked against Node's CA bundle: RDS Proxy endpoints present ACM certificates
       // (Amazon Root CA), so no CA file is needed (Amazon RDS User Guide, "Using TLS/SSL with RDS Proxy").
       ...(target.tls ? { ssl: { rejectUnauthorized: true, minVersion: 'TLSv1.2' } } : {}),

@@ -5,6 +5,7 @@ import { startLocalHttpServer } from './local-http-server.js';
 import { describeError } from '../logger.js';
 import type { Observability } from '../observability/observability.js';
 import { createSqsClient } from '../queue/wakeup-sender.js';
+import { assertMatchedRowCounts } from '../db/row-count-check.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 import { sweepWith } from '../sweeper/sweeper-handler.js';
 import { createWorkerHandler } from '../worker/worker-handler.js';
@@ -62,6 +63,12 @@ export async function startLocalStack(config: Config, observability: Observabili
   const effective: Config = Object.freeze({ ...config, SQS_QUEUE_URL: queueUrl, SQS_ENDPOINT: endpoint, SQS_DLQ_URL: dlqUrl, ...results, ...models?.config });
   const runtime = createRuntime(effective, { logger, metrics });
   await migrateToLatest(runtime.store);
+  try {
+    await assertMatchedRowCounts(runtime.store);
+  } catch (error) {
+    await runtime.close();
+    throw error;
+  }
 
   const client = queue?.client ?? createSqsClient({ region: config.AWS_REGION, ...(endpoint ? { endpoint } : {}) });
   const poller = startSqsPoller({ client, queueUrl, handler: createWorkerHandler(runtime, observability), functionTimeoutMs: WORKER_TIMEOUT_MS, logger });
