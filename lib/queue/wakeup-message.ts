@@ -7,7 +7,8 @@ import { ValidationError } from '../errors.js';
  * duplicated message can never lose or duplicate work.
  *
  * - `v`: schema version, always `1`.
- * - `reason`: who sent it — `admitted` (after an admission commit), `retry` (a due retry), `owner_retry`
+ * - `reason`: who sent it — `admitted` (after an admission commit), `retry` (a due retry, or a claim that failed and
+ *   was hinted again at once), `owner_retry`
  *   (an owner re-queued a failed/cancelled operation), `sweeper` (re-sent for rows left queued too long) or
  *   `capacity_freed` (a run on a limited route ended, so an operation waiting for that route may start).
  * - `operationId`: the operation that prompted the hint, for logs and tracing only (≤ 36 characters, a UUID).

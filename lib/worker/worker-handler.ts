@@ -23,6 +23,14 @@ export interface WorkerDeps extends RunDeps, ClaimDeps {
  * operation only as a hint; docs/design.md §1) and runs it. `idle` when nothing was eligible — the message is then simply
  * consumed: a lost or duplicate wake-up never loses or duplicates work. A claim is recorded as `operation_claimed`
  * (`OperationClaimed`, with `route` for model tasks); how the attempt ended is recorded by `runClaimedOperation`.
+ *
+ * Start latency: every way a wake-up can be spent without its claim is covered by another wake-up. A claim that
+ * throws sends a new one at once (its own message returns only after the visibility timeout); an operation whose route
+ * is full waits for the `capacity_freed` hint its route's next run end sends; an operation whose model route's breaker
+ * is open waits for the sweeper's re-send (the breaker's cool-down); a claim that found the row locked by another
+ * claimer leaves it to that claimer. A lost message is re-sent by the sweeper once the row's `wake_at` passes
+ * (`WAKEUP_RESEND_SECONDS` after admission), so on an idle stack an operation starts within one wake-up round trip,
+ * and at worst within `WAKEUP_RESEND_SECONDS` + one sweep interval (`SWEEP_INTERVAL_SECONDS`) when its message is lost.
  * @throws database errors (the message is reported as a batch item failure and redelivered).
  */
 export async function processWakeup(deps: WorkerDeps, remainingMs: () => number): Promise<RunOutcome | 'idle'> {
@@ -35,6 +43,9 @@ export async function processWakeup(deps: WorkerDeps, remainingMs: () => number)
     claim = await claimNextOperation(worker, deps, claimableRoutes(permits));
   } catch (error) {
     releaseRoutePermits(deps.models, permits);
+    // This message is spent (it comes back only after the visibility timeout): a new hint now, so the work it may
+    // have named starts as soon as a claim can succeed, not minutes later.
+    await sendWakeup(deps, { v: 1, reason: 'retry' });
     throw error;
   }
   const route = claim && deps.registry.get(claim.taskType).model ? (claim.claimedFrom === 'waiting_for_external_fallback' ? 'external' : 'local') : undefined;
