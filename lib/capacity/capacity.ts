@@ -161,6 +161,9 @@ export async function prepareAdmissionPools(
  * taken in one statement (one round trip fewer per admission). The update cannot miss: on MariaDB both reads
  * locked their slot, and a SQLite transaction whose reads went stale fails its first write (`SQLITE_BUSY_SNAPSHOT`,
  * retried by `inTransaction`) instead of changing fewer rows.
+ * This is where a 429 is decided: a full owner pool or a full global pool throws {@link CapacityExhaustedError}, which
+ * admission and owner retry let through — after one re-check that the pool's rows exist (`restoreMissingPools`), so a
+ * purge cannot fake "full" — and the API maps to `429 capacity_exhausted` with `Retry-After: retryAfterSeconds`.
  * @throws {CapacityExhaustedError} when either pool is full; the caller's transaction must roll back.
  * @throws {Error} should the update change fewer than both slots (an invariant broken); nothing is kept.
  */

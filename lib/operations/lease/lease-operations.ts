@@ -61,6 +61,14 @@ function recheckGroupOf(store: Store): GroupCommit<ClaimedOperation, LeaseState>
   return group;
 }
 
+/** Thrown inside a completion group whose locked leases all lapsed before its UPDATE: the group rolls back. */
+class GroupLeasesLapsed extends Error {
+  constructor() {
+    super('every locked lease of the completion group lapsed before its update');
+    this.name = 'GroupLeasesLapsed';
+  }
+}
+
 /** A completion waiting for its group (see {@link completeOperation}). */
 interface PendingCompletion {
   readonly scope: OwnerScope;
@@ -78,8 +86,9 @@ async function completeTogether(group: readonly PendingCompletion[]): Promise<(v
   return inTransaction(store, async (tx) => {
     const held = new Set(await lockLiveLeases(tx, group.map((pending) => pending.lease), store.caps.skipLocked));
     const leases = group.map((pending) => pending.lease).filter((lease) => held.has(lease.operationId));
-    // A lease that stopped holding under its lock throws (TransitionRaceError): the group rolls back, each goes alone.
-    await completeUnderLease(tx, leases);
+    // A lease that stopped holding under its lock — one of them (TransitionRaceError) or all (false) — rolls the group
+    // back, and each completion goes alone to get its own outcome.
+    if (leases.length > 0 && !(await completeUnderLease(tx, leases))) throw new GroupLeasesLapsed();
     return group.map((pending) => (held.has(pending.lease.operationId) ? undefined : GO_ALONE));
   });
 }
