@@ -26,7 +26,7 @@ import { cpuShare, cpuSnapshot, type CpuShare } from './cpu.js';
 import { BENCH_SUBJECT_TYPE, BENCH_TASK_TYPE, benchOwner, benchPolicy, benchTask, CountingWakeups } from './durable-ops-deps.js';
 import { fillHistory } from './history-fill.js';
 import { benchDatabaseName, connect, createBenchDatabase, type BenchDatabase } from './mariadb.js';
-import { capturingStore, compareTimings, explainStatements, type CapturedStatement, type StatementPlan, type StatementTiming } from './query-plans.js';
+import { capturingStore, compareTimings, explainStatements, planProblems, seedPlanBacklog, type CapturedStatement, type StatementPlan, type StatementTiming } from './query-plans.js';
 import { ratio, summarize, type LatencySummary } from './stats.js';
 
 /** Options of {@link runHistoryCost}. */
@@ -105,7 +105,9 @@ interface Target {
  * between the claim and the sweep, untimed, so every round starts from the same state — then the history grows to `largeRows`
  * and the same rounds run again. Each path's ratio is its median at the large size ÷ its median at the small size.
  * Finally one admission, claim and sweeper pass run through capturing stores and every statement they sent is
- * `EXPLAIN`ed; a full scan is reported as a problem.
+ * `EXPLAIN`ed — after a backlog for the claim's and the sweeper's batch reads is written (`seedPlanBacklog`) — and a
+ * full scan, or a claim or sweeper statement that sorts or reads beyond its batch, is reported as a problem
+ * (`planProblems`).
  */
 export async function runHistoryCost(options: HistoryCostOptions): Promise<HistoryCostResult> {
   const database = await createBenchDatabase(options.serverUrl, benchDatabaseName('history'));
@@ -130,10 +132,8 @@ export async function runHistoryCost(options: HistoryCostOptions): Promise<Histo
       (await fillHistory(options.serverUrl, database.name, { from: options.smallRows, to: options.largeRows, owners: options.owners })) + (await writtenBack(status));
     const large = await measure(target, deps, options, status, options.largeRows, fillLarge, problems);
     const largeStatements = await profile(target, deps, Math.ceil(options.rounds / 2));
-    const plans = await explainPaths(target, largeStatements, options.serverUrl);
-    for (const plan of plans) {
-      if (plan.fullScans.length > 0) problems.push(`FULL SCAN of ${plan.fullScans.join(', ')} in the ${plan.path} statement: ${plan.sql}`);
-    }
+    const plans = await explainPaths(target, largeStatements, options.serverUrl, deps.policy.retentionMs);
+    for (const plan of plans) problems.push(...planProblems(plan));
     const growth = (path: CostPath) => ratio(large[path].p50, small[path].p50);
     const ratios = { admission: growth('admission'), claim: growth('claim'), sweep: growth('sweep') };
     return {
@@ -193,6 +193,9 @@ function costDeps(options: HistoryCostOptions) {
 }
 
 type CostDeps = ReturnType<typeof costDeps>;
+
+/** Rows per sweeper batch in every sweeper pass here (the `SWEEP_BATCH_SIZE` default). */
+const SWEEP_BATCH = 200;
 
 /** Untimed rounds before each size's timed ones: the JIT has compiled the paths and the buffer pool holds what they touch. */
 const WARM_UP_ROUNDS = 50;
@@ -263,7 +266,7 @@ async function sampleRound(target: Target, deps: CostDeps, key: string, poolRead
   if (claim) await completeOperation(enterOwnerScope(worker, claim), claim);
   const r2b = await poolReads();
   const t4 = performance.now();
-  const counts = await runSweepOnce({ ...deps, store: target.store, batchSize: 200, timeBudgetMs: 20_000 });
+  const counts = await runSweepOnce({ ...deps, store: target.store, batchSize: SWEEP_BATCH, timeBudgetMs: 20_000 });
   const t5 = performance.now();
   const r3 = await poolReads();
   const t6 = performance.now();
@@ -289,16 +292,21 @@ async function profile(target: Target, deps: CostDeps, rounds: number): Promise<
     await admit(admitting, deps, `p${admitting.admitted}`);
     const claim = await claimNextOperation(claimer, deps);
     if (claim) await completeOperation(new OwnerScope(completing, claim.ownerUserId), claim);
-    await runSweepOnce({ ...deps, store: sweeping, batchSize: 200, timeBudgetMs: 20_000 });
+    await runSweepOnce({ ...deps, store: sweeping, batchSize: SWEEP_BATCH, timeBudgetMs: 20_000 });
   }
   target.admitted = admitting.admitted;
   return statements;
 }
 
-/** `EXPLAIN`s the statements the paths sent (on the database they ran on). */
-async function explainPaths(target: Target, statements: readonly CapturedStatement[], serverUrl: string): Promise<StatementPlan[]> {
+/**
+ * `EXPLAIN`s the statements the paths sent (on the database they ran on), with a backlog of `2 × SWEEP_BATCH` rows
+ * written first for each batch read of the claim and the sweeper (`seedPlanBacklog`; the timed rounds are over, and the
+ * database is dropped afterwards).
+ */
+async function explainPaths(target: Target, statements: readonly CapturedStatement[], serverUrl: string, retentionMs: number): Promise<StatementPlan[]> {
   const connection = await connect(serverUrl, target.database.name);
   try {
+    await seedPlanBacklog(connection, { batch: SWEEP_BATCH, retentionMs, taskType: 'bench.backlog' });
     return await explainStatements(connection, statements);
   } finally {
     await connection.end();

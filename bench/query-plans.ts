@@ -39,7 +39,24 @@ export interface StatementPlan {
   readonly plan: readonly PlanRow[];
   /** Tables it reads without an index (`type` ALL, or no `key` on a table access). */
   readonly fullScans: readonly string[];
+  /** The plan sorts its rows (`Using filesort`) instead of reading them in an index's order. */
+  readonly filesort?: boolean;
+  /**
+   * For a locking batch read of the claim or the sweeper (`… LIMIT n FOR UPDATE SKIP LOCKED`): the index entries and
+   * rows it read when run once more at explain time (the growth of the session's `Handler_read_*` counters, in a
+   * transaction rolled back at once), and its `LIMIT`.
+   */
+  readonly reads?: { readonly entries: number; readonly limit: number };
 }
+
+/**
+ * Paths whose statements must read an index in their own order and stop at their batch (docs/design.md §3 for the
+ * claim, §6 for the sweeper).
+ */
+export const BATCH_PATHS: ReadonlySet<string> = new Set(['claim', 'sweep']);
+
+/** Entries a batch read may read beyond its `LIMIT`: the entry that ends its index range early. */
+const RANGE_END_ALLOWANCE = 1;
 
 /**
  * A store whose every statement is also compiled into `sink` (a kysely plugin on the store's own connection): the exact
@@ -101,14 +118,20 @@ function explainable(sql: string): boolean {
 
 /**
  * `EXPLAIN`s every explainable statement on `connection` (the database they ran on) and reports, per statement, the
- * tables it reads without an index. Identical statements (same SQL text) are explained once.
+ * tables it reads without an index and whether it sorts. The locking batch reads of {@link BATCH_PATHS} (a `SELECT` with
+ * `LIMIT ?` and `FOR UPDATE`) are also run once more, each in a transaction rolled back at once, to count the index
+ * entries and rows they read (`reads`). Identical statements (same SQL text; for those batch reads, also the same
+ * parameters) are explained once.
  */
 export async function explainStatements(connection: Connection, statements: readonly CapturedStatement[]): Promise<StatementPlan[]> {
   const seen = new Set<string>();
   const plans: StatementPlan[] = [];
   for (const statement of statements) {
-    if (!explainable(statement.sql) || seen.has(`${statement.path}\n${statement.sql}`)) continue;
-    seen.add(`${statement.path}\n${statement.sql}`);
+    const limit = BATCH_PATHS.has(statement.path) ? batchLimit(statement) : undefined;
+    // A batch read is explained per parameter set too: the sweeper sends one text per status, with the status bound.
+    const key = `${statement.path}\n${statement.sql}${limit === undefined ? '' : `\n${JSON.stringify(statement.parameters)}`}`;
+    if (!explainable(statement.sql) || seen.has(key)) continue;
+    seen.add(key);
     const [rows] = await connection.query(`EXPLAIN ${statement.sql}`, statement.parameters as unknown[]);
     const plan = (rows as Record<string, unknown>[]).map(
       (r): PlanRow => ({
@@ -119,9 +142,112 @@ export async function explainStatements(connection: Connection, statements: read
         extra: (r.Extra as string | null) ?? null,
       }),
     );
-    plans.push({ path: statement.path, sql: oneLine(statement.sql).slice(0, 160), plan, fullScans: fullScans(plan) });
+    const reads = limit === undefined ? undefined : { entries: await entriesRead(connection, statement), limit };
+    plans.push({
+      path: statement.path,
+      sql: oneLine(statement.sql).slice(0, 160),
+      plan,
+      fullScans: fullScans(plan),
+      filesort: plan.some((r) => (r.extra ?? '').includes('filesort')),
+      ...(reads ? { reads } : {}),
+    });
   }
   return plans;
+}
+
+/**
+ * What is wrong with a plan: a full scan, on any path; on {@link BATCH_PATHS}, also a sort, and a batch read that read
+ * more index entries than its `LIMIT` (plus the one entry that may end its range).
+ */
+export function planProblems(plan: StatementPlan): string[] {
+  const problems: string[] = [];
+  if (plan.fullScans.length > 0) problems.push(`FULL SCAN of ${plan.fullScans.join(', ')} in the ${plan.path} statement: ${plan.sql}`);
+  if (!BATCH_PATHS.has(plan.path)) return problems;
+  if (plan.filesort) problems.push(`FILESORT in the ${plan.path} statement (not read in index order): ${plan.sql}`);
+  if (plan.reads && plan.reads.entries > plan.reads.limit + RANGE_END_ALLOWANCE) {
+    problems.push(`SCAN BEYOND THE BATCH in the ${plan.path} statement: ${plan.reads.entries} index entries read for LIMIT ${plan.reads.limit}: ${plan.sql}`);
+  }
+  return problems;
+}
+
+/** The `LIMIT` of a locking `SELECT … LIMIT ? … FOR UPDATE`, from its bound parameters; undefined for any other statement. */
+function batchLimit(statement: CapturedStatement): number | undefined {
+  const sql = oneLine(statement.sql);
+  const limitAt = sql.search(/\blimit \?/i);
+  if (!/^select\b/i.test(sql) || limitAt < 0 || !/\bfor update\b/i.test(sql)) return undefined;
+  const value = statement.parameters[(sql.slice(0, limitAt).match(/\?/g) ?? []).length];
+  return typeof value === 'number' ? value : undefined;
+}
+
+/** Runs `statement` in a transaction rolled back at once and returns how much its `Handler_read_*` counters grew. */
+async function entriesRead(connection: Connection, statement: CapturedStatement): Promise<number> {
+  const counters = async () => {
+    const [rows] = await connection.query("SHOW SESSION STATUS LIKE 'Handler_read%'");
+    return (rows as { Value: unknown }[]).reduce((sum, r) => sum + Number(r.Value), 0);
+  };
+  await connection.beginTransaction();
+  try {
+    const before = await counters();
+    await connection.query(statement.sql, statement.parameters as unknown[]);
+    return (await counters()) - before;
+  } finally {
+    await connection.rollback();
+  }
+}
+
+/** How many rows of each kind {@link seedPlanBacklog} writes: twice the batch, so every batch read's `LIMIT` binds. */
+const BACKLOG_BATCHES = 2;
+
+/**
+ * Writes, on `connection`'s database, a backlog for every batch read of the claim and the sweeper to face before its
+ * plan is checked: `2 × batch` rows of task type `taskType` (one nothing claims) in each of these — waiting operations
+ * past their deadline with their wake-up due, per waiting state; running operations whose lease expired; terminal
+ * operations beyond `retentionMs`; and queued operations of the highest priority, claimable and older than anything
+ * else. A claim or sweeper statement that cannot stop at its batch then reads past them (bulk `INSERT … SELECT` over
+ * MariaDB's `seq_0_to_n` sequence table; ids, keys and subjects unique per row).
+ */
+export async function seedPlanBacklog(connection: Connection, options: { readonly batch: number; readonly retentionMs: number; readonly taskType: string }): Promise<void> {
+  const n = BACKLOG_BATCHES * options.batch;
+  const columns =
+    'id, owner_user_id, task_type, idempotency_key, request_hash, subject_type, subject_id, params_json, status, privacy_mode, priority, attempt, ' +
+    'max_attempts, retry_count, progress_percent, deadline_at, available_at, wake_at, lease_token, lease_expires_at, heartbeat_at, started_at, finished_at, created_at, updated_at';
+  const now = 'UTC_TIMESTAMP(6)';
+  const kinds: readonly { readonly kind: string; readonly count: number; readonly values: string }[] = [
+    {
+      kind: 'deadline',
+      count: 3 * n,
+      values: `ELT(1 + seq % 3, 'queued', 'waiting_for_retry', 'waiting_for_external_fallback'), 'local_only', 0, 0, 3, 0, 0,
+        ${now} - INTERVAL 1 HOUR + INTERVAL seq MICROSECOND, ${now} - INTERVAL 2 HOUR, ${now} - INTERVAL 30 MINUTE + INTERVAL seq MICROSECOND,
+        NULL, NULL, NULL, NULL, NULL`,
+    },
+    {
+      kind: 'lease',
+      count: n,
+      values: `'running', 'local_only', 0, 1, 3, 0, 0, ${now} + INTERVAL 1 HOUR, NULL, NULL, REPEAT('b', 64),
+        ${now} - INTERVAL 1 MINUTE + INTERVAL seq MICROSECOND, ${now} - INTERVAL 2 MINUTE, ${now} - INTERVAL 2 MINUTE, NULL`,
+    },
+    {
+      kind: 'purge',
+      count: n,
+      values: `'succeeded', 'local_only', 0, 1, 3, 0, 100, ${now} - INTERVAL ${options.retentionMs + 86_400_000} * 1000 MICROSECOND, NULL, NULL, NULL, NULL, NULL,
+        ${now} - INTERVAL ${options.retentionMs + 86_400_000} * 1000 MICROSECOND, ${now} - INTERVAL ${options.retentionMs + 3_600_000} * 1000 MICROSECOND + INTERVAL seq MICROSECOND`,
+    },
+    {
+      kind: 'claim',
+      count: n,
+      values: `'queued', 'local_only', 1000, 0, 3, 0, 0, ${now} + INTERVAL 1 HOUR, ${now} - INTERVAL 1 DAY + INTERVAL seq MICROSECOND, ${now} + INTERVAL 1 HOUR,
+        NULL, NULL, NULL, NULL, NULL`,
+    },
+  ];
+  for (const { kind, count, values } of kinds) {
+    await connection.query(
+      `INSERT INTO operations (${columns})
+       SELECT CONCAT('plan-${kind}-', LPAD(seq, 36 - ${`plan-${kind}-`.length}, '0')), 'plan-backlog', ?, CONCAT('plan-${kind}-', seq), REPEAT('a', 64), 'plan', CONCAT('${kind}-', seq), '{}',
+         ${values}, ${now} - INTERVAL 1 YEAR, ${now} - INTERVAL 1 YEAR
+       FROM seq_0_to_${count - 1}`,
+      [options.taskType],
+    );
+  }
 }
 
 /** Tables a plan reads whole: access type `ALL`, or a table access with no index chosen. Derived tables are not tables. */

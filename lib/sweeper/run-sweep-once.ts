@@ -31,8 +31,9 @@ export type { SweepCounts } from './sweep-counts.js';
  * or the time budget, never an unbounded loop. Order: expire leases, fail past deadlines, re-send due wake-ups (which
  * includes the retries the first pass just made), purge old terminal rows (with their notifications and events),
  * reclaim leaked capacity. Safe to run concurrently with itself: every batch locks its rows with `SKIP LOCKED`
- * (MariaDB) or runs under SQLite's single writer. Cost grows with the rows to act on (every selection is an index
- * range), not with the table.
+ * (MariaDB) or runs under SQLite's single writer, and overlapping runs split a backlog. Cost grows with the rows to
+ * act on, not with the table or the backlog: every operation selection reads an index range in its own order and
+ * stops at the batch, and locks only the rows it returns (docs/design.md §6).
  *
  * It logs one line per operation it expired or failed (at most `SWEEP_LOG_LIMIT` per run), then a `sweep finished`
  * summary with the counts, and counts the `Sweep*` metrics (see `startSweepReport`). Last, it records the run in

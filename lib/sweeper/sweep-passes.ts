@@ -11,9 +11,11 @@ import { deleteOperations, selectDueWakeups, selectPastDeadline, selectPurgeable
 import { CLAIMABLE_STATUSES } from '../operations/lifecycle/operation-status.js';
 
 /**
- * One batch of each sweeper duty (docs/design.md §6). Each function is one short transaction over at most `limit` rows it
- * has locked with `SKIP LOCKED` (MariaDB), so concurrent sweepers split the work instead of colliding, and returns
- * what it did. Decisions are made here; SQL stays in the repositories.
+ * One batch of each sweeper duty (docs/design.md §6). Each function is one short transaction over at most `limit` rows
+ * and returns what it did. The operation passes select their rows with index-ordered reads that stop at `limit`
+ * (about `limit` index entries read, whatever the backlog) and lock them `FOR UPDATE SKIP LOCKED` on MariaDB — only the
+ * rows the batch then changes — so concurrent sweepers split a backlog instead of one waiting for the other. Decisions
+ * are made here; SQL stays in the repositories.
  */
 
 /** What one batch of expired leases became: how many rows it locked, and the ids per new state. */
@@ -38,7 +40,11 @@ export async function expireLeasesBatch(store: Store, limit: number): Promise<Ex
   });
 }
 
-/** Waiting operations past their deadline → `failed` (`deadline_exceeded`), with notifications, capacity released. Returns their ids. */
+/**
+ * Up to `limit` waiting operations past their deadline → `failed` (`deadline_exceeded`), with notifications, capacity
+ * released. The rows come status by status, oldest deadline first within each (`selectPastDeadline`), and are the
+ * only operation rows the batch locks. Returns their ids.
+ */
 export async function failPastDeadlineBatch(store: Store, limit: number): Promise<string[]> {
   return inTransaction(store, async (tx) => {
     const ids = await selectPastDeadline(tx, limit, store.caps.skipLocked);
@@ -60,8 +66,9 @@ export async function reclaimCapacityBatch(store: Store, limit: number): Promise
 }
 
 /**
- * Claimable operations whose wake-up is due: pushes their `wake_at` `resendMs` ahead and returns their ids; the
- * caller sends the messages after this commits (if that send fails, they come due again).
+ * Up to `limit` claimable operations whose wake-up is due (status by status, oldest `wake_at` first within each:
+ * `selectDueWakeups`): pushes their `wake_at` `resendMs` (milliseconds) ahead and returns their ids; the caller sends
+ * the messages after this commits (if that send fails, they come due again).
  */
 export async function takeDueWakeupsBatch(store: Store, limit: number, resendMs: number): Promise<string[]> {
   return inTransaction(store, async (tx) => {

@@ -18,12 +18,12 @@ describe.skipIf(!hasMariadb())('MariaDB sessions and the claim plan', () => {
     expect(settings).toEqual({ iso: 'READ-COMMITTED', tz: '+00:00' });
   });
 
-  it('the claim reads operations_claim_lane_idx in claim order: no filesort, no full scan', async () => {
-    const compiled = claimCandidateQuery(t.store, { lane: 'L', taskTypes: ['a.b', 'c.d'] }, true).compile();
+  it('the claim reads operations_claim_type_idx in claim order: no filesort, no full scan', async () => {
+    const compiled = claimCandidateQuery(t.store, { lane: 'L', taskType: 'a.b' }, true).compile();
     // The same statement with the same bound parameters, prefixed with EXPLAIN.
     const explained = await t.store.db.executeQuery<{ key: string | null; type: string; Extra: string | null }>({ ...compiled, sql: `EXPLAIN ${compiled.sql}` });
     const rows = explained.rows;
-    expect(rows[0]?.key).toBe('operations_claim_lane_idx');
+    expect(rows[0]?.key).toBe('operations_claim_type_idx');
     expect(rows[0]?.type).not.toBe('ALL');
     expect(rows[0]?.Extra ?? '').not.toContain('filesort');
   });

@@ -66,18 +66,24 @@ interface Lane {
  * past its deadline. The new lease token has 256 bits from `crypto.randomBytes`. The SQL, in one short transaction
  * (MariaDB; SQLite sends the same without the locking clauses):
  *
- * 1. per claim lane in use (`L`: queued/retry, `X`: external fallback) —
- *    `SELECT * FROM operations WHERE claim_lane = ? AND task_type IN (…) AND available_at <= now AND deadline_at > now
- *    ORDER BY priority DESC, available_at LIMIT n FOR UPDATE SKIP LOCKED`, read in the order of
- *    `operations_claim_lane_idx` (`selectClaimCandidates`), so concurrent claimers take different rows and never wait;
- * 2. per candidate on a limited route, the route slot: a locked free-slot read and its UPDATE (`reserveSlot`);
+ * 1. per task type and claim lane it may run in (`L`: queued/retry, `X`: external fallback), one after another —
+ *    `SELECT * FROM operations WHERE claim_lane = ? AND task_type = ? AND available_at <= now AND deadline_at > now
+ *    [AND (priority > p OR (priority = p AND available_at <= a))] ORDER BY priority DESC, available_at LIMIT n
+ *    FOR UPDATE SKIP LOCKED`, one range of `operations_claim_type_idx` (lane, task type, priority desc, available_at)
+ *    in claim order (`selectClaimCandidates`), merged in code into the best n (`bestCandidates`); once n candidates are
+ *    in hand, each next read is bounded by the n-th best so far (the bracketed term) and returns only rows that can
+ *    still make the cut. Concurrent claimers take different rows and never wait, and what is queued for task types
+ *    this claimer does not run is never read;
+ * 2. per candidate on a limited route, the route slot: a locked free-slot read and its UPDATE (`reserveSlot`) — before
+ *    the transaction, a primary-key read checks that the route's pool rows exist (`ensurePool`, which creates them
+ *    once);
  * 3. one `UPDATE operations SET status = 'running', attempt = attempt + 1, lease_token = CASE id …, lease_expires_at =
  *    CASE id … WHERE (id = ? AND status = ?) OR …` for all the rows taken (`claimLocked` → `markClaimed`).
  *
  * Claims made in the same event-loop turn (the records of one SQS batch) or while another claim of this process (same
  * store, deps and routes) is in its transaction share one transaction (a {@link GroupCommit}): one `SELECT … LIMIT n`
- * per lane for n claimers, each claimer getting its own row, lease and token — the best n rows in order, as n claims
- * one after another would take them. A lone claim waits only that turn, or for a group in progress when two are
+ * per (lane, task type) for n claimers, each claimer getting its own row, lease and token — the best n rows in order,
+ * as n claims one after another would take them. A lone claim waits only that turn, or for a group in progress when two are
  * (under load, a claim costs a fraction of a transaction).
  *
  * Model tasks (docs/design.md §5) are claimed only on routes in `routes`: while a route's breaker is open, its operations are
@@ -199,24 +205,48 @@ function claimOf(deps: ClaimDeps, row: OperationRow): ClaimedOperation {
   };
 }
 
-/** The lanes as SQL groups: the local lane's types in claim lane `L`, the external lane's in `X`. */
+/** The lanes as SQL groups: one (claim lane, task type) each — the local lane's types in claim lane `L`, the external lane's in `X`. */
 function groupsOf(lanes: readonly Lane[]): ClaimGroup[] {
-  const local = lanes.filter((l) => l.lane === 'local').map((l) => l.type);
-  const external = lanes.filter((l) => l.lane === 'external').map((l) => l.type);
-  return [...(local.length > 0 ? [{ lane: 'L' as const, taskTypes: local }] : []), ...(external.length > 0 ? [{ lane: 'X' as const, taskTypes: external }] : [])];
+  return [
+    ...lanes.filter((l) => l.lane === 'local').map((l) => ({ lane: 'L' as const, taskType: l.type })),
+    ...lanes.filter((l) => l.lane === 'external').map((l) => ({ lane: 'X' as const, taskType: l.type })),
+  ];
 }
 
 /**
- * The best `limit` candidates over the groups, best first (priority descending, then `available_at`; ties keep the
- * lane order): one index-ordered read per lane (usually one: the external lane exists only for model tasks whose
- * external route is available). Candidates that lose stay locked until the transaction ends, which only makes a
- * concurrent claimer skip them for that long.
+ * Claim order: priority descending, then oldest `available_at`; exact ties go to lane `L` before `X`, then to the
+ * smaller id — on MariaDB the order the earlier single read per lane gave them (an InnoDB secondary index orders equal
+ * keys by primary key), now for ties across task types too.
+ */
+function claimOrder(a: OperationRow, b: OperationRow): number {
+  const availableA = a.available_at ?? '';
+  const availableB = b.available_at ?? '';
+  const laneA = a.status === 'waiting_for_external_fallback' ? 1 : 0;
+  const laneB = b.status === 'waiting_for_external_fallback' ? 1 : 0;
+  return b.priority - a.priority || (availableA < availableB ? -1 : availableA > availableB ? 1 : 0) || laneA - laneB || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/**
+ * The best `limit` candidates over the groups, in {@link claimOrder}: one index-ordered read per (lane, task type),
+ * `LIMIT limit` each, one after another. Once `limit` candidates are in hand, every next read is bounded by the
+ * `limit`-th best so far (`selectClaimCandidates`' `atLeast`), so it returns only rows that can still make the cut;
+ * the result is exactly the best `limit` rows of the union of unbounded reads.
+ *
+ * Locking bound: a candidate that loses the merge stays locked (`FOR UPDATE`) until the claim's transaction ends —
+ * one short transaction — and a concurrent claimer skips it meanwhile (`SKIP LOCKED`) and takes the next best. At most
+ * `limit` × (groups − 1) such rows (each later read finding `limit` rows better than everything before it); none when
+ * one group has candidates, the usual case of a single queued task type. Each read also locks the entries it passes
+ * over in its own range (see `selectClaimCandidates`), never an entry of another task type.
  */
 async function bestCandidates(tx: TxContext, groups: readonly ClaimGroup[], skipLocked: boolean, limit: number): Promise<OperationRow[]> {
-  const candidates: OperationRow[] = [];
-  for (const group of groups) candidates.push(...(await selectClaimCandidates(tx, group, skipLocked, limit)));
-  const better = (a: OperationRow, b: OperationRow) => b.priority - a.priority || ((a.available_at ?? '') < (b.available_at ?? '') ? -1 : (a.available_at ?? '') > (b.available_at ?? '') ? 1 : 0);
-  return candidates.sort(better).slice(0, limit);
+  let best: OperationRow[] = [];
+  for (const group of groups) {
+    const worst = best.length >= limit ? best[best.length - 1] : undefined;
+    const atLeast = worst && worst.available_at !== null ? { priority: worst.priority, availableAt: worst.available_at } : undefined;
+    const rows = await selectClaimCandidates(tx, group, skipLocked, limit, atLeast);
+    if (rows.length > 0) best = [...best, ...rows].sort(claimOrder).slice(0, limit);
+  }
+  return best;
 }
 
 /**

@@ -185,8 +185,10 @@ export async function lockLiveLeases(ctx: TxContext, leases: readonly LeaseKey[]
 export type ExpiredLeaseRow = Pick<OperationRow, 'id' | 'attempt' | 'max_attempts' | 'cancel_requested_at'>;
 
 /**
- * Running operations whose lease expired on the database clock (`lease_expires_at <= now`: the complement of
- * {@link leaseHolds}), oldest expiry first, locked (SKIP LOCKED).
+ * Up to `limit` running operations whose lease expired on the database clock (`lease_expires_at <= now`: the
+ * complement of {@link leaseHolds}), oldest expiry first, locked `FOR UPDATE SKIP LOCKED` on MariaDB. One range of
+ * `operations_expiry_idx` (status, lease_expires_at) read in its order, so a batch reads, and locks, about `limit`
+ * entries however many leases have expired (docs/design.md §6).
  */
 export async function selectExpiredLeases(ctx: TxContext, limit: number, skipLocked: boolean): Promise<ExpiredLeaseRow[]> {
   const select = ctx.db

@@ -131,75 +131,124 @@ export async function findOperationById(ctx: DbContext, id: string): Promise<Ope
 }
 
 /**
- * A claim lane (the virtual column `claim_lane`: `L` = `queued`/`waiting_for_retry`, `X` =
- * `waiting_for_external_fallback`) and the task types a claim may take in it.
+ * One range a claim reads: a claim lane (the virtual column `claim_lane`: `L` = `queued`/`waiting_for_retry`, `X` =
+ * `waiting_for_external_fallback`) and one task type the claimer runs in it.
  */
 export interface ClaimGroup {
   readonly lane: 'L' | 'X';
-  readonly taskTypes: readonly string[];
+  readonly taskType: string;
 }
 
 /**
- * Picks the best `limit` claimable operations of one lane: highest priority, then oldest `available_at`; never one
- * past its deadline. The order is that of `operations_claim_lane_idx` (lane, priority desc, available_at), so the read
- * stops after the first `limit` eligible rows; on MariaDB they are locked `FOR UPDATE SKIP LOCKED`, so concurrent
- * claimers take different rows instead of waiting on each other (and lock nothing else).
+ * A position in claim order (priority descending, then `available_at`): a read bounded by it returns only rows at
+ * least as good — a higher priority, or the same priority and an `available_at` no later than this one.
  */
-export async function selectClaimCandidates(ctx: TxContext, group: ClaimGroup, skipLocked: boolean, limit: number): Promise<OperationRow[]> {
-  return claimCandidateQuery(ctx, group, skipLocked, limit).execute();
+export interface ClaimBound {
+  readonly priority: number;
+  /** A stored `available_at` (database time text, as read). */
+  readonly availableAt: string;
 }
 
 /**
- * The query of {@link selectClaimCandidates} (the best `limit` rows, default 1), unexecuted (tests `EXPLAIN` it to
- * prove it reads the claim index in order).
+ * The best `limit` claimable operations of one (lane, task type): highest priority, then oldest `available_at`; only
+ * rows with `available_at <= now < deadline_at` on the database clock; with `atLeast`, only rows at least as good as
+ * that position. The order is that of `operations_claim_type_idx` (lane, task type, priority desc, available_at) and
+ * both are equalities, so the read is one index range in claim order that stops after `limit` eligible rows: what is
+ * queued for other task types is never read. Entries it passes over inside its own range — rows not yet available at
+ * a higher priority, rows past their deadline that the sweeper has not failed yet — are read too.
+ *
+ * On MariaDB the rows are locked `FOR UPDATE SKIP LOCKED`: concurrent claimers take different rows instead of waiting
+ * on each other. A locking read locks every entry it reads (MariaDB keeps the lock on a row the `WHERE` rejects until
+ * the transaction ends), so what it locks is what it reads: the rows returned and the entries passed over.
  */
-export function claimCandidateQuery(ctx: DbContext, group: ClaimGroup, skipLocked: boolean, limit = 1) {
+export async function selectClaimCandidates(ctx: TxContext, group: ClaimGroup, skipLocked: boolean, limit: number, atLeast?: ClaimBound): Promise<OperationRow[]> {
+  return claimCandidateQuery(ctx, group, skipLocked, limit, atLeast).execute();
+}
+
+/**
+ * The query of {@link selectClaimCandidates} (the best `limit` rows, default 1), unexecuted (tests and the bench
+ * `EXPLAIN` it to prove it reads `operations_claim_type_idx` in claim order).
+ */
+export function claimCandidateQuery(ctx: DbContext, group: ClaimGroup, skipLocked: boolean, limit = 1, atLeast?: ClaimBound) {
   const now = ctx.timeAt();
-  const select = ctx.db
+  let select = ctx.db
     .selectFrom('operations')
     .selectAll()
     .where('claim_lane', '=', group.lane)
-    .where('task_type', 'in', group.taskTypes)
+    .where('task_type', '=', group.taskType)
     .where('available_at', '<=', now)
-    .where('deadline_at', '>', now)
-    .orderBy('priority', 'desc')
-    .orderBy('available_at', 'asc')
-    .limit(limit);
+    .where('deadline_at', '>', now);
+  if (atLeast) {
+    select = select.where((eb) =>
+      eb.or([eb('priority', '>', atLeast.priority), eb.and([eb('priority', '=', atLeast.priority), eb('available_at', '<=', atLeast.availableAt)])]),
+    );
+  }
+  select = select.orderBy('priority', 'desc').orderBy('available_at', 'asc').limit(limit);
   return skipLocked ? select.forUpdate().skipLocked() : select;
 }
 
-/** Queued/waiting operations past their deadline, locked (SKIP LOCKED). */
+/**
+ * Runs one ordered, `LIMIT`ed read per status, in `statuses` order, sharing one budget of `limit` rows: the first asks
+ * for `limit`, each next one for what is still missing, and a status is not read at all once the budget is spent. Each
+ * read is one range of a `(status, <time>)` index in its own order, so together they read at most `limit` entries plus
+ * one per status whose range ends early (and the entries another transaction holds, which `SKIP LOCKED` steps over
+ * without locking), and lock only the rows they return.
+ */
+async function idsByStatus(statuses: readonly OperationStatus[], limit: number, read: (status: OperationStatus, limit: number) => Promise<{ id: string }[]>): Promise<string[]> {
+  const ids: string[] = [];
+  for (const status of statuses) {
+    if (ids.length >= limit) break;
+    ids.push(...(await read(status, limit - ids.length)).map((r) => r.id));
+  }
+  return ids;
+}
+
+/**
+ * Up to `limit` waiting operations (`queued`, `waiting_for_retry`, `waiting_for_external_fallback`) whose deadline has
+ * passed on the database clock, locked `FOR UPDATE SKIP LOCKED` on MariaDB. Returns their ids status by status in
+ * {@link WAITING_STATUSES} order, oldest deadline first within each status.
+ *
+ * One statement per status, `status = ? AND deadline_at <= now ORDER BY deadline_at LIMIT k`: one range of
+ * `operations_deadline_idx` (status, deadline_at) each, sharing the budget (`idsByStatus`), so a batch reads at most
+ * `limit` + 3 index entries (besides those other sweepers hold) and locks only the rows it returns, which the caller fails
+ * (docs/design.md §6: a batch is at most `SWEEP_BATCH_SIZE` rows and its cost follows the rows it acts on, not the
+ * backlog). One statement over the three statuses cannot be read in `deadline_at` order from that index: MariaDB sorted
+ * every past-deadline row (`Using filesort`) and, the read being a locking one, locked them all for a batch of `limit`,
+ * so a concurrent sweeper found nothing to take.
+ */
 export async function selectPastDeadline(ctx: TxContext, limit: number, skipLocked: boolean): Promise<string[]> {
-  const select = ctx.db
-    .selectFrom('operations')
-    .select('id')
-    .where('status', 'in', WAITING_STATUSES)
-    .where('deadline_at', '<=', ctx.timeAt())
-    .orderBy('deadline_at')
-    .limit(limit);
-  return (await (skipLocked ? select.forUpdate().skipLocked() : select).execute()).map((r) => r.id);
+  return idsByStatus(WAITING_STATUSES, limit, (status, k) => {
+    const select = ctx.db.selectFrom('operations').select('id').where('status', '=', status).where('deadline_at', '<=', ctx.timeAt()).orderBy('deadline_at').limit(k);
+    return (skipLocked ? select.forUpdate().skipLocked() : select).execute();
+  });
 }
 
-/** Claimable operations whose wake-up re-send is due, locked (SKIP LOCKED). */
+/**
+ * Up to `limit` claimable operations whose wake-up re-send is due (`wake_at <= now` on the database clock), locked
+ * `FOR UPDATE SKIP LOCKED` on MariaDB. Returns their ids status by status in {@link CLAIMABLE_STATUSES} order, oldest
+ * `wake_at` first within each status.
+ *
+ * One statement per status, `status = ? AND wake_at <= now ORDER BY wake_at LIMIT k`: one range of
+ * `operations_wakeup_idx` (status, wake_at) each, sharing the budget (`idsByStatus`), so a batch reads at most
+ * `limit` + 3 index entries (besides those other sweepers hold) and locks only the rows it returns (docs/design.md §6).
+ * With `wake_at` alone indexed and `status IN (…)`, SQLite read the claimable rows through a status index and sorted
+ * them all.
+ */
 export async function selectDueWakeups(ctx: TxContext, limit: number, skipLocked: boolean): Promise<string[]> {
-  const select = ctx.db
-    .selectFrom('operations')
-    .select('id')
-    .where('wake_at', '<=', ctx.timeAt())
-    .where('status', 'in', CLAIMABLE_STATUSES)
-    .orderBy('wake_at')
-    .limit(limit);
-  return (await (skipLocked ? select.forUpdate().skipLocked() : select).execute()).map((r) => r.id);
+  return idsByStatus(CLAIMABLE_STATUSES, limit, (status, k) => {
+    const select = ctx.db.selectFrom('operations').select('id').where('status', '=', status).where('wake_at', '<=', ctx.timeAt()).orderBy('wake_at').limit(k);
+    return (skipLocked ? select.forUpdate().skipLocked() : select).execute();
+  });
 }
 
-/** Terminal operations finished more than `retentionMs` ago, locked (SKIP LOCKED). */
+/**
+ * Up to `limit` terminal operations finished more than `retentionMs` (milliseconds) before the database clock's now,
+ * oldest first, locked `FOR UPDATE SKIP LOCKED` on MariaDB. One range of `operations_retention_idx` (finished_at)
+ * read in its order (only terminal rows have a `finished_at`): about `limit` entries read, and only the rows returned
+ * locked (docs/design.md §6).
+ */
 export async function selectPurgeable(ctx: TxContext, retentionMs: number, limit: number, skipLocked: boolean): Promise<string[]> {
-  const select = ctx.db
-    .selectFrom('operations')
-    .select('id')
-    .where('finished_at', '<=', ctx.timeAt(-retentionMs))
-    .orderBy('finished_at')
-    .limit(limit);
+  const select = ctx.db.selectFrom('operations').select('id').where('finished_at', '<=', ctx.timeAt(-retentionMs)).orderBy('finished_at').limit(limit);
   return (await (skipLocked ? select.forUpdate().skipLocked() : select).execute()).map((r) => r.id);
 }
 
