@@ -15,7 +15,12 @@ import { sql, type Kysely } from 'kysely';
  *   row, recorded by triggers on `operations` (the Jepsen-style history the checker reads). The chaos task stamps its
  *   progress stages and failure messages with its cycle and attempt (`c<cycle>a<attempt>`), so a write by an attempt
  *   that no longer holds the lease shows as a stamp that differs from the row's attempt at that moment. Heartbeats
- *   that only move `lease_expires_at` are not recorded.
+ *   that only move `lease_expires_at` are not recorded. Each row also has `at`, when the write ran on the database
+ *   clock (`NEW.updated_at`: every write of the lifecycle module sets it to its statement's now, as
+ *   `operation_events.at` records it), and `from_lease_expires_at`, the lease end the row had just before the write
+ *   (`OLD.lease_expires_at`): on the write that ends an attempt's lease — the sweeper's expiry, the attempt's own
+ *   completion, failure or cancel, or a claim — the earlier of the two is the moment that lease ended, which the row
+ *   itself forgets (the checker's `noCallAfterLeaseEnd`).
  * @throws driver errors (the database must be MariaDB and allow `CREATE TRIGGER`).
  */
 export async function createChaosSchema(db: Kysely<any>): Promise<void> {
@@ -47,22 +52,25 @@ export async function createChaosSchema(db: Kysely<any>): Promise<void> {
       to_cycle INT NOT NULL,
       lease_changed TINYINT NOT NULL,
       note VARCHAR(512) NULL,
+      at DATETIME(6) NOT NULL,
+      from_lease_expires_at DATETIME(6) NULL,
       KEY chaos_transitions_operation (operation_id, seq)
     ) ENGINE=InnoDB`.execute(db);
   await sql`DROP TRIGGER IF EXISTS chaos_operations_inserted`.execute(db);
   await sql`CREATE TRIGGER chaos_operations_inserted AFTER INSERT ON operations FOR EACH ROW
-      INSERT INTO chaos_transitions (operation_id, kind, from_status, to_status, from_attempt, to_attempt, from_cycle, to_cycle, lease_changed, note)
-      VALUES (NEW.id, 'status', NULL, NEW.status, NULL, NEW.attempt, NULL, NEW.retry_count, NEW.lease_token IS NOT NULL, NULL)`.execute(db);
+      INSERT INTO chaos_transitions (operation_id, kind, from_status, to_status, from_attempt, to_attempt, from_cycle, to_cycle, lease_changed, note, at, from_lease_expires_at)
+      VALUES (NEW.id, 'status', NULL, NEW.status, NULL, NEW.attempt, NULL, NEW.retry_count, NEW.lease_token IS NOT NULL, NULL, NEW.updated_at, NULL)`.execute(db);
   await sql`DROP TRIGGER IF EXISTS chaos_operations_updated`.execute(db);
   await sql`CREATE TRIGGER chaos_operations_updated AFTER UPDATE ON operations FOR EACH ROW
       IF NOT (OLD.status <=> NEW.status) OR NOT (OLD.attempt <=> NEW.attempt) OR NOT (OLD.retry_count <=> NEW.retry_count)
           OR NOT (OLD.lease_token <=> NEW.lease_token) THEN
-        INSERT INTO chaos_transitions (operation_id, kind, from_status, to_status, from_attempt, to_attempt, from_cycle, to_cycle, lease_changed, note)
+        INSERT INTO chaos_transitions (operation_id, kind, from_status, to_status, from_attempt, to_attempt, from_cycle, to_cycle, lease_changed, note, at, from_lease_expires_at)
         VALUES (NEW.id, 'status', OLD.status, NEW.status, OLD.attempt, NEW.attempt, OLD.retry_count, NEW.retry_count,
-                NOT (OLD.lease_token <=> NEW.lease_token), NEW.failure_message);
+                NOT (OLD.lease_token <=> NEW.lease_token), NEW.failure_message, NEW.updated_at, OLD.lease_expires_at);
       ELSEIF NOT (OLD.progress_stage <=> NEW.progress_stage) THEN
-        INSERT INTO chaos_transitions (operation_id, kind, from_status, to_status, from_attempt, to_attempt, from_cycle, to_cycle, lease_changed, note)
-        VALUES (NEW.id, 'progress', OLD.status, NEW.status, OLD.attempt, NEW.attempt, OLD.retry_count, NEW.retry_count, 0, NEW.progress_stage);
+        INSERT INTO chaos_transitions (operation_id, kind, from_status, to_status, from_attempt, to_attempt, from_cycle, to_cycle, lease_changed, note, at, from_lease_expires_at)
+        VALUES (NEW.id, 'progress', OLD.status, NEW.status, OLD.attempt, NEW.attempt, OLD.retry_count, NEW.retry_count, 0, NEW.progress_stage,
+                NEW.updated_at, OLD.lease_expires_at);
       END IF`.execute(db);
 }
 

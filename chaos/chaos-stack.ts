@@ -8,12 +8,15 @@ import { startLocalHttpServer } from '../lib/local/local-http-server.js';
 import { startLocalQueue, type LocalQueue } from '../lib/local/local-queue.js';
 import type { Logger } from '../lib/logger.js';
 import { createRuntime, type Runtime } from '../lib/runtime.js';
+import { taskPolicy } from '../lib/operations/operation-policy.js';
 import { TaskRegistry } from '../lib/tasks/task-registry.js';
 import { ApiClient } from './api-client.js';
+import { startCallRecorder, type CallRecorder } from './call-recorder.js';
 import { createChaosSchema } from './chaos-schema.js';
-import { chaosTask } from './chaos-task.js';
+import { CHAOS_TASK_TYPE, chaosTask } from './chaos-task.js';
 import { WorkerFleet } from './fleet.js';
 import type { MariadbInstance } from './mariadb-instance.js';
+import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 /** Owners of the admission load. */
 const OWNERS = 20;
@@ -52,10 +55,16 @@ function chaosEnv(databaseUrl: string, queue: { endpoint: string; queueUrl: stri
 /** Everything a chaos run drives, in this process and its workers. */
 export interface ChaosStack {
   readonly config: Config;
+  /** The chaos task's lease, in **ms** (its own `leaseSeconds` if it has one, else `LEASE_SECONDS`: 5 s). */
+  readonly leaseMs: number;
   /** The API's and the sweeper's runtime (this process). */
   readonly runtime: Runtime;
   readonly queue: LocalQueue;
   readonly fleet: WorkerFleet;
+  /** Slot `i`'s worker process reaches MariaDB only through `proxies[i]` (cut for a network partition). */
+  readonly proxies: readonly TcpProxy[];
+  /** The chaos task's external service: every call it made, stamped on arrival. */
+  readonly recorder: CallRecorder;
   /** One API client per owner of the load. */
   readonly clients: readonly ApiClient[];
   /** A connection to the private server, reopened when a fault or a restart broke it. */
@@ -64,8 +73,10 @@ export interface ChaosStack {
 
 /**
  * Builds the system under test on `mariadb`: the chaos database (migrated, plus the harness's tables and triggers), the
- * SQS/S3 emulator, the runtime, the HTTP API, `workers` worker processes and one client per owner. Each part's undo is
- * handed to `onCleanup` as soon as the part exists, so an interrupted start leaves nothing behind.
+ * SQS/S3 emulator, the runtime, the HTTP API, the recording service of the task's external calls, one loopback TCP
+ * proxy to MariaDB per worker slot, `workers` worker processes (each through its proxy; this process's API and sweeper
+ * connect directly) and one client per owner. Each part's undo is handed to `onCleanup` as soon as the part exists, so
+ * an interrupted start leaves nothing behind.
  * @throws driver, emulator or spawn errors (what was started is already registered for cleanup).
  */
 export async function startChaosStack(
@@ -105,7 +116,20 @@ export async function startChaosStack(
   await createChaosSchema(runtime.store.db);
   const server = await startLocalHttpServer({ port: 0, handler: createApiHandler(runtime), devJwtSecret: secret, logger: options.logger });
   onCleanup('api server', () => server.close());
-  const fleet = new WorkerFleet({ size: options.workers, env, logDir: options.logDir });
+  const recorder = await startCallRecorder();
+  onCleanup('call recorder', () => recorder.close());
+  const proxies: TcpProxy[] = [];
+  for (let i = 0; i < options.workers; i++) {
+    const proxy = await startTcpProxy('127.0.0.1', mariadb.port);
+    proxies.push(proxy);
+    onCleanup(`database proxy ${i}`, () => proxy.close());
+  }
+  const fleet = new WorkerFleet({
+    size: options.workers,
+    env: { ...env, CHAOS_RECORDER_URL: recorder.url },
+    slotEnv: (index) => ({ DATABASE_URL: `mysql://root@127.0.0.1:${(proxies[index] as TcpProxy).port}/${CHAOS_DATABASE}` }),
+    logDir: options.logDir,
+  });
   onCleanup('workers', () => fleet.stop(5_000));
   await fleet.start();
   const clients = await Promise.all(
@@ -114,5 +138,6 @@ export async function startChaosStack(
       return new ApiClient(server.url, owner, await signDevToken(owner, secret));
     }),
   );
-  return { config, runtime, queue, fleet, clients, admin };
+  const leaseMs = taskPolicy(registry.get(CHAOS_TASK_TYPE), runtime.policy).leaseMs;
+  return { config, leaseMs, runtime, queue, fleet, proxies, recorder, clients, admin };
 }

@@ -4,6 +4,7 @@ import type { AdmissionLoad } from './admission-load.js';
 import type { WorkerFleet } from './fleet.js';
 import type { MariadbInstance } from './mariadb-instance.js';
 import type { Random } from './random.js';
+import type { TcpProxy } from './tcp-proxy.js';
 
 /** The kinds of fault the injector knows (as README's Reliability section lists them), in the summary's order. */
 export const FAULT_KINDS = [
@@ -13,6 +14,7 @@ export const FAULT_KINDS = [
   'drop_message',
   'duplicate_message',
   'delay_heartbeat',
+  'network_partition',
   'clock_skew',
   'cancel',
   'retry',
@@ -34,8 +36,15 @@ export interface FaultTargets {
   /** A random operation that ended failed or cancelled, for an owner retry. */
   readonly pickEnded: () => Promise<{ id: string; ownerUserId: string } | undefined>;
   readonly random: Random;
-  /** The lease, in **ms**: a delayed heartbeat stalls a worker 1–11 s longer than this, so it often wakes while the next attempt runs. */
+  /**
+   * The chaos task's lease, in **ms**: a delayed heartbeat stalls a worker 1–11 s longer than this, so it often wakes
+   * while the next attempt runs; a network partition lasts 2–5 s longer than this.
+   */
   readonly leaseMs: number;
+  /** Slot `i`'s worker process reaches MariaDB only through `proxies[i]`. */
+  readonly proxies: readonly TcpProxy[];
+  /** Told of each partition as it starts (which worker, how long), for the run's log. @default silent */
+  readonly log?: (line: string) => void;
 }
 
 /**
@@ -43,21 +52,24 @@ export interface FaultTargets {
  * busy worker, no message in the queue, a connection that was already gone) or refused (a cancel or retry answered
  * 409) is not counted. Delayed heartbeats and clock skews are counted by the fleet when the worker reports them
  * applied. MariaDB restarts are scheduled by the caller ({@link FaultInjector.restartMariadb}), not drawn at random:
- * each takes the whole system down for seconds.
+ * each takes the whole system down for seconds. So are network partitions ({@link FaultInjector.partition}), which
+ * take one worker off the database for longer than a lease and run in the background.
  */
 export class FaultInjector {
   readonly counts: Record<FaultKind, number> = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
   /** Faults that failed to inject (e.g. the admin connection was down), by kind. */
   readonly errors: Record<string, number> = {};
   readonly #t: FaultTargets;
+  /** Partitions in progress: each ends by restoring its proxy. */
+  readonly #partitions = new Map<TcpProxy, { readonly heal: () => void; readonly done: Promise<void> }>();
 
   constructor(targets: FaultTargets) {
     this.#t = targets;
   }
 
-  /** Draws a kind other than a MariaDB restart and injects it. */
+  /** Draws a kind other than the scheduled ones (a MariaDB restart, a network partition) and injects it. */
   async injectRandom(): Promise<void> {
-    const kind = this.#t.random.pick(FAULT_KINDS.filter((k) => k !== 'restart_mariadb'));
+    const kind = this.#t.random.pick(FAULT_KINDS.filter((k) => k !== 'restart_mariadb' && k !== 'network_partition'));
     await this.inject(kind);
   }
 
@@ -73,6 +85,45 @@ export class FaultInjector {
   /** Crashes MariaDB (SIGKILL) and starts it again. */
   restartMariadb(): Promise<void> {
     return this.inject('restart_mariadb');
+  }
+
+  /**
+   * Starts a network partition between one worker process and MariaDB — a busy one if any (it holds a lease), else
+   * any live one not cut already — and returns at once: its proxy is cut (every byte stops both ways; open connections
+   * hang, new ones too) for the lease plus 2–5 s, so that the lease ends and the sweeper hands the operation to
+   * another attempt while the worker is still cut off, then restored (the held connections reset). Counted when it
+   * has lasted that long ({@link healPartitions} ends it early, uncounted).
+   */
+  partition(): Promise<void> {
+    return this.inject('network_partition');
+  }
+
+  /** Ends every partition in progress now (their proxies restored) and waits for them. */
+  async healPartitions(): Promise<void> {
+    const partitions = [...this.#partitions.values()];
+    for (const p of partitions) p.heal();
+    await Promise.all(partitions.map((p) => p.done));
+  }
+
+  /** Cuts slot `slot`'s proxy for `ms` in the background; counts the partition if it lasted. */
+  #cut(slot: number, ms: number): void {
+    const proxy = this.#t.proxies[slot];
+    if (!proxy) throw new RangeError(`no database proxy for worker slot ${slot}`);
+    let heal = () => {};
+    proxy.cut();
+    this.#t.log?.(`network partition: worker-${slot} cut off from MariaDB for ${(ms / 1000).toFixed(1)} s`);
+    const done = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(true), ms);
+      heal = () => {
+        clearTimeout(timer);
+        resolve(false);
+      };
+    }).then((lasted) => {
+      proxy.restore();
+      this.#partitions.delete(proxy);
+      if (lasted) this.counts.network_partition += 1;
+    });
+    this.#partitions.set(proxy, { heal, done });
   }
 
   async #apply(kind: FaultKind): Promise<boolean> {
@@ -125,6 +176,15 @@ export class FaultInjector {
         if (live.length === 0) return false;
         // Counted when the worker reports the stall (WorkerFleet.stalls), not here: it happens at its next run.
         t.fleet.send(t.random.pick(live), { type: 'stall', ms: t.leaseMs + 1_000 + t.random.int(10_000) });
+        return false;
+      }
+      case 'network_partition': {
+        const free = (slots: number[]) => slots.filter((slot) => t.proxies[slot] !== undefined && !t.proxies[slot].isCut);
+        const busy = free(t.fleet.busySlots());
+        const targets = busy.length > 0 ? busy : free(t.fleet.liveSlots());
+        if (targets.length === 0) return false;
+        // Counted when it has lasted (#cut), not here.
+        this.#cut(t.random.pick(targets), t.leaseMs + 2_000 + t.random.int(3_000));
         return false;
       }
       case 'clock_skew': {

@@ -21,6 +21,8 @@ export interface FleetOptions {
   readonly size: number;
   /** Environment of every worker process (configuration: database, queue, bucket, lease…). */
   readonly env: Readonly<Record<string, string>>;
+  /** Environment of slot `index`'s process over {@link FleetOptions.env} (its own database proxy). @default none */
+  readonly slotEnv?: (index: number) => Readonly<Record<string, string>>;
   /** Directory for each process's log file (`worker-<slot>.log`, appended across incarnations). */
   readonly logDir: string;
 }
@@ -112,7 +114,7 @@ export class WorkerFleet {
     slot.exitExpected = false;
     const log = openSync(join(this.#options.logDir, `worker-${slot.index}.log`), 'a');
     const child = fork(WORKER_SCRIPT, [], {
-      env: { ...process.env, ...this.#options.env, CHAOS_WORKER: `worker-${slot.index}#${slot.incarnation}` },
+      env: { ...process.env, ...this.#options.env, ...this.#options.slotEnv?.(slot.index), CHAOS_WORKER: `worker-${slot.index}#${slot.incarnation}` },
       execArgv: ['--import', 'tsx'],
       stdio: ['ignore', log, log, 'ipc'],
     });

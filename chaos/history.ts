@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../lib/db/database.js';
 import type { Store } from '../lib/db/store.js';
+import { parseDbTime } from '../lib/db/db-time.js';
 import { verifyAllChains } from '../lib/recovery/chain-verification.js';
 
 /** One answer the API gave to an admission: the owner's idempotency key and the operation id it named. */
@@ -39,6 +40,18 @@ export interface TransitionRecord {
   readonly toCycle: number;
   readonly leaseChanged: boolean;
   readonly note: string | null;
+  /**
+   * When the write ran, ms since the epoch, on the database clock: the row's `updated_at` after it (the lifecycle
+   * module sets it to its statement's now on every write). Absent in histories recorded before the chaos schema had it.
+   */
+  readonly atMs?: number;
+  /**
+   * The row's `lease_expires_at` just before the write (the trigger's `OLD.lease_expires_at`), ms since the epoch, or
+   * null when the row had no lease. On a write that ends a lease, this is where that lease stood when it ended: no
+   * heartbeat extends a lease that has expired (the lease guard demands `lease_expires_at > now`), so for the
+   * sweeper's expiry it is exactly the lease's end. Absent in older histories.
+   */
+  readonly fromLeaseExpiresAtMs?: number | null;
 }
 
 /** One run of the task handler (effect rows and execution records share this key). */
@@ -47,6 +60,19 @@ export interface RunRecord {
   readonly cycle: number;
   readonly attempt: number;
   readonly worker: string;
+}
+
+/**
+ * One call the chaos task made to the harness's external service (`call-recorder.ts`), as the service recorded it:
+ * which run made it and when it arrived — the host clock, whole ms (truncated) since the epoch. The harness, its
+ * worker processes and MariaDB run on one host, so this is the clock the database reads too.
+ */
+export interface ExternalCallRecord {
+  readonly operationId: string;
+  readonly cycle: number;
+  readonly attempt: number;
+  readonly worker: string;
+  readonly atMs: number;
 }
 
 /**
@@ -66,11 +92,18 @@ export interface ChaosHistory {
   readonly transitions: readonly TransitionRecord[];
   /** Held capacity slots: pool key and holder. */
   readonly capacity: ReadonlyArray<{ readonly poolKey: string; readonly operationId: string }>;
+  /**
+   * Every call the chaos task made to the external service, in arrival order. Absent in histories recorded before the
+   * harness had the service (then there is nothing to check against the leases).
+   */
+  readonly externalCalls?: readonly ExternalCallRecord[];
   /** The recovery ledger's chain verification (`verifyAllChains`). */
   readonly chains: { readonly checked: number; readonly broken: ReadonlyArray<{ readonly operationId: string; readonly seq: number; readonly reason: string }> };
 }
 
-const ms = (value: Date | string | null): number | null => (value === null ? null : new Date(value).getTime());
+/** A database time as ms since the epoch: the driver hands out UTC strings without a zone (`dateStrings`), or Dates. */
+const ms = (value: Date | string | null | undefined): number | null =>
+  value === null || value === undefined ? null : typeof value === 'string' ? parseDbTime(value).getTime() : value.getTime();
 
 const runRecord = (r: Record<string, unknown>): RunRecord => ({
   operationId: r.operation_id as string,
@@ -80,11 +113,12 @@ const runRecord = (r: Record<string, unknown>): RunRecord => ({
 });
 
 /**
- * Reads a {@link ChaosHistory} from the chaos database (MariaDB, with the harness's tables from `createChaosSchema`).
+ * Reads a {@link ChaosHistory} from the chaos database (MariaDB, with the harness's tables from `createChaosSchema`),
+ * with the external calls the harness's service recorded (`call-recorder.ts`).
  * Reads everything: the harness bounds the run, so the tables stay small (tens of thousands of rows).
  * @throws driver errors (the caller retries: the read follows a crash-restart of the server).
  */
-export async function readHistory(store: Store, admitted: readonly AdmittedRecord[]): Promise<ChaosHistory> {
+export async function readHistory(store: Store, admitted: readonly AdmittedRecord[], externalCalls: readonly ExternalCallRecord[] = []): Promise<ChaosHistory> {
   const db = store.db as unknown as Kysely<any>;
   const typed = store.db as Kysely<Database>;
   const now = await sql<{ now: Date }>`SELECT ${store.timeAt()} AS now`.execute(typed);
@@ -125,7 +159,10 @@ export async function readHistory(store: Store, admitted: readonly AdmittedRecor
       toCycle: Number(t.to_cycle),
       leaseChanged: Number(t.lease_changed) === 1,
       note: (t.note as string | null) ?? null,
+      atMs: ms(t.at as string) ?? 0,
+      fromLeaseExpiresAtMs: ms(t.from_lease_expires_at as string | null),
     })),
+    externalCalls,
     capacity: capacity.map((c) => ({ poolKey: c.pool_key, operationId: c.operation_id as string })),
     chains: await verifyAllChains(store),
   };

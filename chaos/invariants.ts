@@ -1,5 +1,5 @@
 import { ACTIVE_STATUSES, ALL_STATUSES, TERMINAL_STATUSES, TRANSITIONS, type OperationStatus } from '../lib/operations/lifecycle/operation-status.js';
-import type { ChaosHistory, OperationRecord, RunRecord, TransitionRecord } from './history.js';
+import type { ChaosHistory, ExternalCallRecord, OperationRecord, RunRecord, TransitionRecord } from './history.js';
 
 /** The invariants the chaos harness checks (the table in README's Reliability section), by name. */
 export const INVARIANTS = Object.freeze({
@@ -11,6 +11,7 @@ export const INVARIANTS = Object.freeze({
   effectOnce: 'a succeeded operation has exactly one effect, any other none',
   oneExecutionPerClaim: 'no claim (cycle, attempt) ran the handler twice',
   noWriteAfterTakeover: 'no lease-token write succeeded after its lease was taken over',
+  noCallAfterLeaseEnd: 'no external call of an attempt arrives after its lease ended',
   oneNotificationPerTerminal: 'exactly one notification per terminal transition, to the owner',
   capacityMatchesActive: "capacity reservations equal the active operations, in their owner's pool",
   chainsVerify: 'every recovery-ledger chain verifies',
@@ -38,7 +39,24 @@ export interface CheckResult {
   readonly reExecutedSuccesses: number;
   readonly notifications: number;
   readonly transitions: number;
+  /** External calls the chaos task made (recorded by the harness's service). */
+  readonly externalCalls: number;
+  /**
+   * Over the leases that ended by expiring (the sweeper's expiry, or a claim taking an expired lease over) — the
+   * attempts that lost their lease rather than ending it — the least time, in **ms**, by which a recorded call arrived
+   * before its lease ended (negative: after); null when no such lease had calls. How close a fenced attempt came to
+   * outliving its lease: about the fence margin when the fence did its job.
+   */
+  readonly closestCallToExpiryMs: number | null;
 }
+
+/**
+ * How late, in **ms**, a recorded external call may arrive past its attempt's lease end (or before its claim) and
+ * still count as inside the lease: the recording service's own latency — it stamps a call when its thread's event loop
+ * reads the request, a fraction of a millisecond after the bytes arrived (it does nothing else) — and the whole-ms
+ * truncation of both the stamps and the database times.
+ */
+export const CALL_ARRIVAL_MARGIN_MS = 5;
 
 /** Options of {@link checkHistory}. */
 export interface CheckOptions {
@@ -47,6 +65,8 @@ export interface CheckOptions {
    * one past its lease) before it counts as stuck rather than legitimately active. @default 60000
    */
   readonly stuckAfterMs?: number;
+  /** See {@link CALL_ARRIVAL_MARGIN_MS}. @default CALL_ARRIVAL_MARGIN_MS */
+  readonly callMarginMs?: number;
 }
 
 const isTerminal = (status: string | null) => status !== null && (TERMINAL_STATUSES as readonly string[]).includes(status);
@@ -154,6 +174,113 @@ function checkRuns(operation: OperationRecord, effects: readonly RunRecord[], ex
   }
 }
 
+/** One lease an attempt held, on the database clock (ms since the epoch). */
+export interface LeaseSpan {
+  /** When the claim that gave the lease ran. */
+  readonly startMs: number;
+  /** When the lease ended; `undefined` while it holds (the row's current lease end is then used). */
+  readonly endMs: number | undefined;
+  /** Whether it ended by expiring (rather than by its attempt's own write, or not yet). */
+  readonly expired: boolean;
+  /** How it ended, for the report. */
+  readonly endedBy: string;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * The leases each attempt of one operation held, by run key (`c<cycle>a<attempt>`), from its recorded writes in
+ * commit order. A lease starts with a write that puts the row in `running` with a new token (a claim: its `at`). It
+ * ends with the next status write of the row from `running` in that cycle and attempt — the trigger records only
+ * changes of status, attempt, cycle or lease token, so every such write ends it — at the earlier of that write's `at`
+ * and the lease end the row had just before it (`fromLeaseExpiresAtMs`):
+ *
+ * - the sweeper's expiry (or a claim that takes an expired lease over) runs after the lease ended, and no heartbeat
+ *   extends an expired lease (the guard demands `lease_expires_at > now`), so the row's lease end just before that
+ *   write is **exactly** where the lease ended;
+ * - the attempt's own completion, failure or cancel runs while its lease holds, and ends it: the write's `at` (its
+ *   statement's start, a hair before its commit).
+ *
+ * A lease still held when the history was read ends at the row's `lease_expires_at` then. Writes without `atMs`
+ * (histories recorded before the schema had it) give no lease.
+ */
+export function leaseSpans(operation: OperationRecord, transitions: readonly TransitionRecord[]): Map<string, LeaseSpan[]> {
+  const spans = new Map<string, LeaseSpan[]>();
+  const add = (key: string, span: LeaseSpan) => spans.set(key, [...(spans.get(key) ?? []), span]);
+  let open: { key: string; cycle: number; attempt: number; startMs: number } | undefined;
+  for (const t of transitions) {
+    if (t.kind !== 'status' || t.atMs === undefined) continue;
+    if (open && t.from === 'running' && t.fromCycle === open.cycle && t.fromAttempt === open.attempt) {
+      const expiry = t.fromLeaseExpiresAtMs ?? Number.POSITIVE_INFINITY;
+      const expired = expiry <= t.atMs;
+      add(open.key, {
+        startMs: open.startMs,
+        endMs: Math.min(t.atMs, expiry),
+        expired,
+        endedBy: expired ? `expired at ${iso(expiry)} (running → ${t.to} at seq ${t.seq}, ${iso(t.atMs)})` : `its own ${t.to} at seq ${t.seq} (${iso(t.atMs)})`,
+      });
+      open = undefined;
+    }
+    if (t.to === 'running' && t.leaseChanged) open = { key: runKey({ cycle: t.toCycle, attempt: t.toAttempt }), cycle: t.toCycle, attempt: t.toAttempt, startMs: t.atMs };
+  }
+  if (open) {
+    const holds = operation.status === 'running' && operation.cycle === open.cycle && operation.attempt === open.attempt;
+    const end = holds ? (operation.leaseExpiresAtMs ?? undefined) : undefined;
+    add(open.key, { startMs: open.startMs, endMs: end, expired: false, endedBy: end === undefined ? 'not recorded' : `still held, lease end ${iso(end)}` });
+  }
+  return spans;
+}
+
+/**
+ * No external call of an attempt arrives after its lease ended: each recorded call (arrival on the host clock) lies
+ * within a lease its (operation, cycle, attempt) held ({@link leaseSpans}, database clock — the same clock: one host),
+ * give or take `marginMs`. A call before its claim means the two clocks disagree (the check would be void); a call of
+ * a run with no recorded lease is reported too. One violation per run, with its late calls counted.
+ * @returns the least (lease end − arrival) over the calls of leases that expired, or null.
+ */
+function checkExternalCalls(
+  operation: OperationRecord,
+  transitions: readonly TransitionRecord[],
+  calls: readonly ExternalCallRecord[],
+  marginMs: number,
+  out: Violation[],
+): number | null {
+  if (calls.length === 0) return null;
+  const v = (detail: string) => out.push({ invariant: 'noCallAfterLeaseEnd', operationId: operation.id, detail });
+  const spans = leaseSpans(operation, transitions);
+  let closest: number | null = null;
+  for (const [key, runCalls] of groupBy(calls, runKey)) {
+    const held = spans.get(key) ?? [];
+    if (held.length === 0) {
+      v(`${runCalls.length} call(s) by ${key} (${runCalls[0]?.worker}), which never held a lease of this operation`);
+      continue;
+    }
+    const late: Array<{ call: ExternalCallRecord; byMs: number; span: LeaseSpan }> = [];
+    const early: ExternalCallRecord[] = [];
+    for (const call of runCalls) {
+      // The lease this call belongs to: the last one that started before it arrived (attempts hold one lease each).
+      const span = [...held].reverse().find((s) => s.startMs - marginMs <= call.atMs);
+      if (!span) {
+        early.push(call);
+        continue;
+      }
+      if (span.endMs === undefined) continue;
+      const slack = span.endMs - call.atMs;
+      if (span.expired && (closest === null || slack < closest)) closest = slack;
+      if (slack < -marginMs) late.push({ call, byMs: -slack, span });
+    }
+    if (late.length > 0) {
+      const last = late.reduce((a, b) => (b.byMs > a.byMs ? b : a));
+      v(
+        `${late.length} of ${runCalls.length} call(s) by ${key} (${last.call.worker}) arrived after its lease ended, the latest ${last.byMs} ms after ` +
+          `(at ${iso(last.call.atMs)}; lease ${last.span.endedBy})`,
+      );
+    }
+    if (early.length > 0) v(`${early.length} call(s) by ${key} arrived before its claim (first at ${iso(early[0]!.atMs)}): the host and database clocks disagree`);
+  }
+  return closest;
+}
+
 function checkCapacity(operation: OperationRecord, pools: readonly string[], out: Violation[]): void {
   const v = (detail: string) => out.push({ invariant: 'capacityMatchesActive', operationId: operation.id, detail });
   const kinds = pools.map((p) => p.split(':')[0] ?? p);
@@ -193,6 +320,10 @@ function checkAdmissions(history: ChaosHistory, byId: ReadonlyMap<string, Operat
  */
 export function checkHistory(history: ChaosHistory, options: CheckOptions = {}): CheckResult {
   const stuckAfterMs = options.stuckAfterMs ?? 60_000;
+  const callMarginMs = options.callMarginMs ?? CALL_ARRIVAL_MARGIN_MS;
+  const calls = history.externalCalls ?? [];
+  const callsOf = groupBy(calls, (c) => c.operationId);
+  let closestCallToExpiryMs: number | null = null;
   const out: Violation[] = [];
   const byId = new Map(history.operations.map((o) => [o.id, o]));
   checkAdmissions(history, byId, out);
@@ -218,6 +349,11 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
     checkRuns(operation, effectsOf.get(operation.id) ?? [], executions, out);
     checkNotifications(operation, transitions, notificationsOf.get(operation.id) ?? [], out);
     checkCapacity(operation, (slotsOf.get(operation.id) ?? []).map((s) => s.poolKey), out);
+    const closest = checkExternalCalls(operation, transitions, callsOf.get(operation.id) ?? [], callMarginMs, out);
+    if (closest !== null && (closestCallToExpiryMs === null || closest < closestCallToExpiryMs)) closestCallToExpiryMs = closest;
+  }
+  for (const [operationId, orphan] of callsOf) {
+    if (!byId.has(operationId)) out.push({ invariant: 'noCallAfterLeaseEnd', operationId, detail: `${orphan.length} call(s) for an operation that does not exist` });
   }
   for (const [operationId] of effectsOf) {
     if (!byId.has(operationId)) out.push({ invariant: 'effectOnce', operationId, detail: 'effect of an operation that does not exist' });
@@ -237,5 +373,7 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
     reExecutedSuccesses,
     notifications: history.notifications.length,
     transitions: history.transitions.length,
+    externalCalls: calls.length,
+    closestCallToExpiryMs,
   };
 }

@@ -13,6 +13,11 @@ export interface ChaosOptions {
   readonly faultEveryMs: number;
   /** MariaDB crash-restarts, spread evenly over the fault phase (at least one). */
   readonly restarts: number;
+  /**
+   * Network partitions (one worker cut off from MariaDB for longer than a lease), spread evenly over the fault phase,
+   * each about 30 s after the previous.
+   */
+  readonly partitions: number;
   /** Longest wait for every operation to settle after the fault phase. */
   readonly drainSeconds: number;
   /**
@@ -25,12 +30,13 @@ export interface ChaosOptions {
 }
 
 /** The `npm run chaos` usage text. */
-export const USAGE = `usage: npm run chaos [-- --quick] [--duration S] [--workers N] [--rate R] [--restarts N] [--seed N] [--keep]
-  --quick       60 s of faults, 3 workers, 8 admissions/s, 1 MariaDB restart (under 2 minutes in all)
-  (default)     600 s of faults, 4 workers, 10 admissions/s, a MariaDB restart every ~55 s
-  --duration S  fault phase in seconds (10..7200)      --workers N  worker processes (1..16)
-  --rate R      admissions per second (1..200)         --restarts N MariaDB crash-restarts (1..100)
-  --seed N      seed of the random choices             --keep       keep the server's data directory
+export const USAGE = `usage: npm run chaos [-- --quick] [--duration S] [--workers N] [--rate R] [--restarts N] [--partitions N] [--seed N] [--keep]
+  --quick         60 s of faults, 3 workers, 8 admissions/s, 1 MariaDB restart, 2 network partitions (under 2 minutes in all)
+  (default)       600 s of faults, 4 workers, 10 admissions/s, a MariaDB restart every ~55 s, a partition every ~30 s
+  --duration S    fault phase in seconds (10..7200)      --workers N  worker processes (1..16)
+  --rate R        admissions per second (1..200)         --restarts N MariaDB crash-restarts (1..100)
+  --partitions N  network partitions (0..500)            --seed N     seed of the random choices
+  --keep          keep the server's data directory
 Runs on a private MariaDB server it starts on a free loopback port (needs mariadbd and mariadb-install-db).`;
 
 const Numbers = z.object({
@@ -38,6 +44,7 @@ const Numbers = z.object({
   workers: z.coerce.number().int().min(1).max(16).optional(),
   rate: z.coerce.number().min(1).max(200).optional(),
   restarts: z.coerce.number().int().min(1).max(100).optional(),
+  partitions: z.coerce.number().int().min(0).max(500).optional(),
   seed: z.coerce.number().int().min(0).max(2 ** 32 - 1).optional(),
 });
 
@@ -58,7 +65,7 @@ export function parseChaosArgs(argv: readonly string[]): ChaosOptions {
     else if (arg === '--keep') keep = true;
     else if (arg === '--help' || arg === '-h') throw new UsageError('');
     else {
-      const match = /^--(duration|workers|rate|restarts|seed)(?:=(.*))?$/.exec(arg);
+      const match = /^--(duration|workers|rate|restarts|partitions|seed)(?:=(.*))?$/.exec(arg);
       if (!match) throw new UsageError(`unknown option ${arg}`);
       const value = match[2] ?? argv[++i];
       if (value === undefined) throw new UsageError(`${arg} needs a value`);
@@ -76,6 +83,7 @@ export function parseChaosArgs(argv: readonly string[]): ChaosOptions {
     rate: n.rate ?? (quick ? 8 : 10),
     faultEveryMs: quick ? 500 : 1_000,
     restarts: n.restarts ?? (quick ? 1 : Math.max(1, Math.round(durationSeconds / 55))),
+    partitions: n.partitions ?? Math.max(1, Math.round(durationSeconds / 30)),
     drainSeconds: quick ? 30 : 120,
     seed: n.seed ?? Math.floor(Math.random() * 2 ** 32),
     keep,

@@ -3,7 +3,7 @@
  * in-process SQS/S3 emulator, the HTTP API and the sweeper in this process and several worker processes
  * (`chaos-stack.ts`); drives an admission load with cancels and retries through the API while injecting faults at
  * random (SIGKILLed workers, killed connections, a crashed and restarted MariaDB, dropped and duplicated messages,
- * heartbeats delayed past the lease, skewed clocks); lets the system drain; then checks the recorded history against
+ * heartbeats delayed past the lease, workers partitioned from MariaDB past the lease, skewed clocks); lets the system drain; then checks the recorded history against
  * the invariants (`invariants.ts`) and prints a summary whose last line is one JSON object. Exit code 0 only with zero
  * violations and no worker crash; 1 otherwise or when the run itself failed; 2 for a bad command line; 130 when
  * interrupted (after cleaning up).
@@ -46,17 +46,33 @@ async function retried<T>(tries: number, work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Faults and load for `durationSeconds`, with the MariaDB restarts spread evenly over it (the first at mid-slot). */
+/**
+ * Times `count` scheduled faults spread evenly over a phase of `durationMs` from `started`, each `offset` (0..1) into
+ * its slot.
+ */
+function scheduleEvenly(started: number, durationMs: number, count: number, offset: number): number[] {
+  return Array.from({ length: count }, (_, i) => started + ((i + offset) * durationMs) / count);
+}
+
+/**
+ * Faults and load for `durationSeconds`, with the MariaDB restarts spread evenly over it (the first at mid-slot) and
+ * the network partitions too (the first at 30 % of its slot; each runs in the background, and any still in progress
+ * at the end is healed).
+ */
 async function faultPhase(stack: ChaosStack, injector: FaultInjector, load: AdmissionLoad, options: ChaosOptions, random: Random): Promise<void> {
   const started = Date.now();
   const end = started + options.durationSeconds * 1000;
-  const restartAt = Array.from({ length: options.restarts }, (_, i) => started + ((i + 0.5) * options.durationSeconds * 1000) / options.restarts);
+  const restartAt = scheduleEvenly(started, options.durationSeconds * 1000, options.restarts, 0.5);
+  const partitionAt = scheduleEvenly(started, options.durationSeconds * 1000, options.partitions, 0.3);
   let lastReport = started;
   while (Date.now() < end) {
     if (restartAt.length > 0 && Date.now() >= (restartAt[0] as number)) {
       restartAt.shift();
       log('crashing and restarting MariaDB');
       await injector.restartMariadb();
+    } else if (partitionAt.length > 0 && Date.now() >= (partitionAt[0] as number)) {
+      partitionAt.shift();
+      await injector.partition();
     } else await injector.injectRandom();
     if (Date.now() - lastReport > 30_000) {
       lastReport = Date.now();
@@ -64,6 +80,7 @@ async function faultPhase(stack: ChaosStack, injector: FaultInjector, load: Admi
     }
     await delay(random.int(2 * options.faultEveryMs));
   }
+  await injector.healPartitions();
 }
 
 function faultCounts(stack: ChaosStack, injector: FaultInjector) {
@@ -92,7 +109,7 @@ async function run(options: ChaosOptions): Promise<number> {
   pending.set('mariadb', () => mariadb.stop({ keepData: options.keep }));
   const dir = join('.chaos', new Date().toISOString().replace(/[:.]/g, '-'));
   mkdirSync(dir, { recursive: true });
-  log(`mode ${options.mode}, seed ${options.seed}, ${options.durationSeconds} s of faults, ${options.workers} workers; logs in ${dir}`);
+  log(`mode ${options.mode}, seed ${options.seed}, ${options.durationSeconds} s of faults, ${options.workers} workers, ${options.restarts} restarts, ${options.partitions} partitions; logs in ${dir}`);
   const logger = fileLogger(join(dir, 'api-and-sweeper.log'));
   const stack = await startChaosStack(mariadb, { workers: options.workers, logDir: dir, logger }, (name, undo) => pending.set(name, undo));
   const load = new AdmissionLoad({ clients: stack.clients, random, perSecond: options.rate, concurrency: Math.max(4, Math.ceil(options.rate)), keyPrefix: `chaos-${dir.slice(7)}` });
@@ -106,7 +123,9 @@ async function run(options: ChaosOptions): Promise<number> {
     load,
     pickEnded: () => pickEndedOperation(stack.runtime.store.db),
     random,
-    leaseMs: stack.config.LEASE_SECONDS * 1000,
+    leaseMs: stack.leaseMs,
+    proxies: stack.proxies,
+    log,
   });
 
   const started = Date.now();
@@ -128,9 +147,10 @@ async function run(options: ChaosOptions): Promise<number> {
   await stack.fleet.stop(options.mode === 'quick' ? 10_000 : 30_000);
   sweeping = false;
   await sweeper;
+  const recorded = await stack.recorder.calls();
   const history: ChaosHistory = await retried(3, async () => {
     await sweepWith(stack.runtime);
-    return readHistory(stack.runtime.store, load.admitted);
+    return readHistory(stack.runtime.store, load.admitted, recorded.calls);
   });
   writeFileSync(join(dir, 'history.json'), JSON.stringify(history));
   const check = checkHistory(history);
@@ -139,7 +159,7 @@ async function run(options: ChaosOptions): Promise<number> {
     seconds: (Date.now() - started) / 1000,
     load: load.counts,
     faults: faultCounts(stack, injector),
-    faultErrors: injector.errors,
+    faultErrors: recorded.refused > 0 ? { ...injector.errors, recorder_refused_call: recorded.refused } : injector.errors,
     sweepErrors,
     workerCrashes: stack.fleet.unexpectedExits,
     check,

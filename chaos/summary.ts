@@ -21,7 +21,14 @@ export interface ChaosSummary {
   readonly reExecutedSuccesses: number;
   readonly notifications: number;
   readonly transitions: number;
-  /** Faults that took effect, by kind. */
+  /** External calls the chaos task made to the harness's recording service. */
+  readonly externalCalls: number;
+  /**
+   * Over leases that expired (the attempt lost its lease rather than ending it), the least (lease end − arrival) of
+   * their calls, in **ms** (negative: a call outlived its lease; about the fence margin when the fence works); null: none.
+   */
+  readonly closestCallToExpiryMs: number | null;
+  /** Faults that took effect, by kind (`network_partition`: a worker cut off from MariaDB past the lease). */
   readonly faults: Readonly<Record<FaultKind, number>>;
   readonly faultErrors: Readonly<Record<string, number>>;
   readonly sweepErrors: number;
@@ -66,6 +73,8 @@ export function summaryOf(input: SummaryInput): ChaosSummary {
     reExecutedSuccesses: input.check.reExecutedSuccesses,
     notifications: input.check.notifications,
     transitions: input.check.transitions,
+    externalCalls: input.check.externalCalls,
+    closestCallToExpiryMs: input.check.closestCallToExpiryMs,
     faults: input.faults,
     faultErrors: input.faultErrors,
     sweepErrors: input.sweepErrors,
@@ -84,6 +93,11 @@ export function renderSummary(s: ChaosSummary): string {
     `chaos ${s.mode} run: ${s.seconds} s, ${s.workers} worker processes, seed ${s.seed}`,
     `operations ${s.operations} (${Object.entries(s.statuses).map(([k, v]) => `${k} ${v}`).join(', ')}); still active after drain: ${s.stillActive}`,
     `handler runs ${s.executions} for ${s.effects} committed successes (${s.reExecutedSuccesses} successes ran more than once: at least once per claim, committed once); worker crashes ${s.workerCrashes}`,
+    `external calls ${s.externalCalls}${
+      s.closestCallToExpiryMs === null
+        ? ''
+        : `; of attempts whose lease expired, the latest call arrived ${s.closestCallToExpiryMs >= 0 ? `${s.closestCallToExpiryMs} ms before` : `${-s.closestCallToExpiryMs} ms after`} its lease ended`
+    }`,
     `admissions: ${s.admissions.keys} keys, ${s.admissions.admitted} admitted, ${s.admissions.doubleClicks} double clicks, ${s.admissions.refused} refused, ${s.admissions.unanswered} unanswered; answers ${JSON.stringify(s.admissions.answers)}`,
     'faults injected:',
     ...Object.entries(s.faults).map(([k, v]) => `  ${k.padEnd(18)} ${String(v).padStart(6)}`),

@@ -1,7 +1,9 @@
 /**
  * One chaos worker process: the worker Lambda's handler fed by an SQS poller (as `npm start` runs it), with the chaos
  * task registered and an IPC channel through which the fault injector skews its clock or stalls its next run. It
- * reports each run's start and end to the parent, so the parent can SIGKILL it mid-operation. Started by `fleet.ts`.
+ * reports each run's start and end to the parent, so the parent can SIGKILL it mid-operation. It reaches MariaDB through
+ * its own proxy in the harness (`DATABASE_URL`; the injector cuts it for a network partition) and the harness's
+ * recording service directly (`CHAOS_RECORDER_URL`: the chaos task's external calls). Started by `fleet.ts`.
  */
 import { createSqsClient } from '../lib/queue/wakeup-sender.js';
 import { loadConfig } from '../lib/config.js';
@@ -17,6 +19,7 @@ import { parseControl, type WorkerReport } from './worker-control.js';
 const setSkew = installSkewableClock();
 const config = loadConfig();
 const worker = process.env.CHAOS_WORKER ?? `worker-${process.pid}`;
+const recorderUrl = process.env.CHAOS_RECORDER_URL;
 let stallMs = 0;
 const report = (message: WorkerReport) => {
   if (process.connected) process.send?.(message);
@@ -36,6 +39,15 @@ registry.register(
       return ms;
     },
     running: (delta) => report({ type: 'running', delta }),
+    ...(recorderUrl
+      ? {
+          callOut: async (run, signal) => {
+            const query = new URLSearchParams({ operationId: run.operationId, cycle: String(run.cycle), attempt: String(run.attempt), worker: run.worker });
+            const answer = await fetch(`${recorderUrl}/call?${query}`, { method: 'POST', signal });
+            await answer.body?.cancel();
+          },
+        }
+      : {}),
   }),
 );
 const client = createSqsClient({ region: config.AWS_REGION, ...(config.SQS_ENDPOINT ? { endpoint: config.SQS_ENDPOINT } : {}) });

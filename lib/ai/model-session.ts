@@ -45,8 +45,14 @@ export interface ModelSessionOptions {
   readonly permit: BreakerPermit;
   readonly owner: OwnerScope;
   readonly claim: ClaimedOperation;
-  /** Aborted on cancel, lease loss or task timeout: aborts the request in flight. */
+  /** Aborted on cancel, lease loss, self-fence or task timeout: aborts the request in flight. */
   readonly signal: AbortSignal;
+  /**
+   * The attempt's synchronous lease check (`TaskContext.leaseHeld`): asked before every request, so a request never
+   * starts once the attempt's lease may have ended — not even in a process that was paused past its fence timer.
+   * @default always true (no self-fence)
+   */
+  readonly leaseHeld?: () => boolean;
   /** Ms left before the task's own timeout; each request ends (as `timeout`) a little before it. */
   readonly taskTimeLeftMs: () => number;
   readonly requestTimeoutMs: number;
@@ -82,6 +88,8 @@ export function openModelSession(options: ModelSessionOptions): { session: Model
     route: route.name,
     async requestStructured(request) {
       if (calls >= limit) throw new PermanentTaskError(`the task made more than ${limit} model call(s) in one attempt`);
+      // Fenced (or aborted otherwise): no request leaves. The abort reason is what the run then sees.
+      if (options.leaseHeld?.() === false || options.signal.aborted) throw options.signal.reason ?? new Error('aborted: fenced');
       calls += 1;
       const timeoutMs = Math.max(1, Math.min(options.requestTimeoutMs, options.taskTimeLeftMs() - TASK_TIMEOUT_MARGIN_MS));
       let answer: z.output<typeof request.schema>;

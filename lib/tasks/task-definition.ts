@@ -26,6 +26,14 @@ export interface TaskContext<P> {
    */
   readonly signal: AbortSignal;
   /**
+   * Whether the attempt's lease may still hold, by the worker's own clock (its self-fence; docs/design.md §3): false —
+   * and the `signal` aborted at that moment — once the local lease deadline, less the fence margin, has passed without
+   * a newer heartbeat acknowledged. Call it right before every external call and skip the call when it is false: the
+   * signal alone is aborted by a timer, which a process paused past its lease end (a blocked event loop, a long GC)
+   * runs only after it resumes — this check cannot be outrun. The model session asks it before every request.
+   */
+  leaseHeld(): boolean;
+  /**
    * Records progress (percent 0–100, stage ≤ 64 chars) and heartbeats the lease. Resolves once written.
    * @throws {import('../errors.js').LeaseLostError} when the lease is gone; the handler should let it propagate.
    */

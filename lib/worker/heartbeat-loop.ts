@@ -17,6 +17,11 @@ export interface HeartbeatLoop {
   /** One heartbeat now, with progress: the task's `reportProgress`. Rejects as the heartbeat does. */
   beat(progress?: Progress): Promise<void>;
   /**
+   * The synchronous fence check (`TaskContext.leaseHeld`): true while the local lease deadline less the margin is
+   * ahead; once it has passed, fences at once (as the timer would: `onVerdict('fenced')`) and returns false.
+   */
+  leaseHeld(): boolean;
+  /**
    * Stops scheduling heartbeats and the fence, and waits for the heartbeat in flight, if any — unless the loop fenced
    * itself, when that heartbeat may hang for as long as the partition lasts.
    */
@@ -44,7 +49,9 @@ export interface HeartbeatTiming {
  * (`leaseRemainingMs`; for the claim, its `leaseMs`). The database extended the lease after that moment, so the lease
  * ends no earlier than the local deadline. `fenceMarginMs` before it, if no newer acknowledgement arrived, the loop
  * calls `onVerdict('fenced')`: the handler's `AbortSignal` fires and the attempt writes nothing — whether heartbeats
- * failed, hung (a cut connection), or never got an answer.
+ * failed, hung (a cut connection), or never got an answer. A timer does that; since a paused process runs its timers
+ * late (a task's own timer may fire first), `leaseHeld()` makes the same check synchronously, and every external call
+ * asks it first: the model session does, and a task's own calls should (`TaskContext.leaseHeld`).
  * ```
  *  worker  ──send hb──────────ack(left = L)─────── send hb ······ (no answer: the connection is cut) ·······
  *            t0                                      t1
@@ -75,14 +82,23 @@ export function startHeartbeats(
   let fenced = false;
   let stopped = false;
   let fenceTimer: NodeJS.Timeout | undefined;
+  const fence = () => {
+    fenced = true;
+    clearTimeout(fenceTimer);
+    logger.warn('lease fenced: no heartbeat acknowledged before the local lease deadline; aborting the attempt', log);
+    onVerdict('fenced');
+  };
+  const leaseHeld = () => {
+    if (!fenced && !stopped && performance.now() >= fenceAt) fence();
+    return !fenced;
+  };
   const armFence = () => {
     clearTimeout(fenceTimer);
     if (stopped || fenced) return;
     fenceTimer = setTimeout(() => {
-      if (stopped || performance.now() < fenceAt) return armFence();
-      fenced = true;
-      logger.warn('lease fenced: no heartbeat acknowledged before the local lease deadline; aborting the attempt', log);
-      onVerdict('fenced');
+      if (stopped || fenced) return;
+      if (performance.now() < fenceAt) return armFence();
+      fence();
     }, Math.max(0, fenceAt - performance.now()));
   };
   const beat = async (progress?: Progress) => {
@@ -116,6 +132,7 @@ export function startHeartbeats(
   schedule();
   return {
     beat,
+    leaseHeld,
     async stop() {
       stopped = true;
       clearTimeout(timer);

@@ -149,6 +149,9 @@ async function runAttempt(
   };
   const timeoutMs = Math.max(1, Math.min(policy.timeoutMs, remainingMs() - TIMEOUT_SAFETY_MS));
   const timesOutAt = performance.now() + timeoutMs;
+  // A task type may lease for less than the process-wide heartbeat; beat at least three times per lease.
+  const intervalMs = Math.min(deps.policy.heartbeatMs, Math.floor(policy.leaseMs / 3));
+  const heartbeats = startHeartbeats(owner, claim, { intervalMs, fenceMarginMs: deps.policy.fenceMarginMs ?? intervalMs, claimSentAt }, deps.logger, abort);
   const model = route
     ? openModelSession({
         route,
@@ -158,13 +161,11 @@ async function runAttempt(
         signal: controller.signal,
         taskTimeLeftMs: () => timesOutAt - performance.now(),
         requestTimeoutMs: deps.models?.requestTimeoutMs ?? timeoutMs,
+        leaseHeld: heartbeats.leaseHeld,
         ...(task.model?.inferencesPerAttempt ? { inferencesPerAttempt: task.model.inferencesPerAttempt } : {}),
       })
     : undefined;
   const timeout = setTimeout(() => abort('timeout'), timeoutMs);
-  // A task type may lease for less than the process-wide heartbeat; beat at least three times per lease.
-  const intervalMs = Math.min(deps.policy.heartbeatMs, Math.floor(policy.leaseMs / 3));
-  const heartbeats = startHeartbeats(owner, claim, { intervalMs, fenceMarginMs: deps.policy.fenceMarginMs ?? intervalMs, claimSentAt }, deps.logger, abort);
 
   const context: TaskContext<unknown> = {
     operationId: claim.operationId,
@@ -177,6 +178,7 @@ async function runAttempt(
     signal: controller.signal,
     results: deps.results,
     ...(model ? { model: model.session } : {}),
+    leaseHeld: heartbeats.leaseHeld,
     reportProgress: (percent, stage) => {
       if (controller.signal.aborted) return Promise.reject(controller.signal.reason as Error);
       return heartbeats.beat({ percent, stage });

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChaosSchema, insertEffect } from '../../chaos/chaos-schema.js';
 import { readHistory, type AdmittedRecord } from '../../chaos/history.js';
-import { checkHistory } from '../../chaos/invariants.js';
+import { checkHistory, leaseSpans } from '../../chaos/invariants.js';
 import { LeaseLostError } from '../../lib/errors.js';
 import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
 import { claimNextOperation, enterOwnerScope } from '../../lib/operations/lease/claim-operation.js';
@@ -57,6 +57,34 @@ describe.skipIf(!hasMariadb())('chaos history recording on mariadb', () => {
     ]);
     expect(history.effects).toEqual([{ operationId: id, cycle: 0, attempt: 2, worker: 'test' }]);
     expect(checkHistory(history).violations).toEqual([]);
+  });
+
+  it('records when each write ran and the lease end it replaced, so the checker knows where each lease ended', async () => {
+    const { id, first, second } = await takenOver('times-1');
+    await completeOperation(enterOwnerScope(worker, second), second, {
+      publish: (tx) => insertEffect(tx.db as unknown as Kysely<any>, { operationId: id, cycle: 0, attempt: second.attempt, worker: 'test' }),
+    });
+    const history = await readHistory(t.store, admitted);
+    const writes = history.transitions.filter((tr) => tr.operationId === id);
+    const row = await t.store.db.selectFrom('operations').select(['updated_at']).where('id', '=', id).executeTakeFirstOrThrow();
+    expect(writes.at(-1)?.atMs).toBe(new Date(`${row.updated_at.replace(' ', 'T')}Z`).getTime());
+    for (const [a, b] of writes.slice(1).map((w, i) => [writes[i]!, w] as const)) expect(b.atMs!).toBeGreaterThanOrEqual(a.atMs!);
+    const [expiry, success] = [writes.find((w) => w.to === 'waiting_for_retry')!, writes.find((w) => w.to === 'succeeded')!];
+    // The sweeper's expiry runs after the lease ended; the attempt's own success while it holds.
+    expect(expiry.fromLeaseExpiresAtMs).toBeLessThanOrEqual(expiry.atMs!);
+    expect(success.fromLeaseExpiresAtMs).toBeGreaterThan(success.atMs!);
+    const operation = history.operations.find((o) => o.id === id)!;
+    const spans = leaseSpans(operation, writes);
+    expect(spans.get(`c0a${first.attempt}`)).toEqual([expect.objectContaining({ endMs: expiry.fromLeaseExpiresAtMs, expired: true })]);
+    expect(spans.get(`c0a${second.attempt}`)).toEqual([expect.objectContaining({ endMs: success.atMs, expired: false })]);
+    // A call of attempt 1 50 ms after its lease ended is caught on the recorded times; one 50 ms before is not.
+    const call = (attempt: number, atMs: number) => ({ operationId: id, cycle: 0, attempt, worker: 'test', atMs });
+    const lateCall = call(first.attempt, expiry.fromLeaseExpiresAtMs! + 50);
+    const secondSpan = spans.get(`c0a${second.attempt}`)![0]!;
+    const onTime = [call(first.attempt, expiry.fromLeaseExpiresAtMs! - 50), call(second.attempt, Math.round((secondSpan.startMs + success.atMs!) / 2))];
+    const checked = (calls: ReturnType<typeof call>[]) => checkHistory({ ...history, externalCalls: calls }).violations.filter((v) => v.operationId === id);
+    expect(checked(onTime)).toEqual([]);
+    expect(checked([...onTime, lateCall])).toEqual([expect.objectContaining({ invariant: 'noCallAfterLeaseEnd', detail: expect.stringMatching(/the latest 50 ms after/) })]);
   });
 
   it('reports a completion written without the lease token (as a broken guard writes it) after the takeover', async () => {
