@@ -13,6 +13,9 @@ import { WorkerScope } from '../operations/scopes.js';
 import { parseWakeupMessage } from '../queue/wakeup-message.js';
 import { runClaimedOperation, type RunDeps, type RunOutcome } from './run-claimed-operation.js';
 
+/** Delay of the hint a failed claim sends in place of its spent message, in **seconds** (SQS `DelaySeconds`). */
+export const CLAIM_FAILED_RESEND_SECONDS = 5;
+
 /** What the SQS worker needs. */
 export interface WorkerDeps extends RunDeps, ClaimDeps {
   readonly store: Store;
@@ -25,12 +28,14 @@ export interface WorkerDeps extends RunDeps, ClaimDeps {
  * (`OperationClaimed`, with `route` for model tasks); how the attempt ended is recorded by `runClaimedOperation`.
  *
  * Start latency: every way a wake-up can be spent without its claim is covered by another wake-up. A claim that
- * throws sends a new one at once (its own message returns only after the visibility timeout); an operation whose route
+ * throws sends a new one, due {@link CLAIM_FAILED_RESEND_SECONDS} later (its own message returns only after the
+ * visibility timeout); an operation whose route
  * is full waits for the `capacity_freed` hint its route's next run end sends; an operation whose model route's breaker
  * is open waits for the sweeper's re-send (the breaker's cool-down); a claim that found the row locked by another
  * claimer leaves it to that claimer. A lost message is re-sent by the sweeper once the row's `wake_at` passes
- * (`WAKEUP_RESEND_SECONDS` after admission), so on an idle stack an operation starts within one wake-up round trip,
- * and at worst within `WAKEUP_RESEND_SECONDS` + one sweep interval (`SWEEP_INTERVAL_SECONDS`) when its message is lost.
+ * (`WAKEUP_RESEND_SECONDS` after admission), so on an idle stack an operation starts within one wake-up round trip
+ * (plus 5 s per failed claim), and at worst within `WAKEUP_RESEND_SECONDS` + one sweep interval
+ * (`SWEEP_INTERVAL_SECONDS`) when its message is lost.
  * @throws database errors (the message is reported as a batch item failure and redelivered).
  */
 export async function processWakeup(deps: WorkerDeps, remainingMs: () => number): Promise<RunOutcome | 'idle'> {
@@ -43,9 +48,10 @@ export async function processWakeup(deps: WorkerDeps, remainingMs: () => number)
     claim = await claimNextOperation(worker, deps, claimableRoutes(permits));
   } catch (error) {
     releaseRoutePermits(deps.models, permits);
-    // This message is spent (it comes back only after the visibility timeout): a new hint now, so the work it may
-    // have named starts as soon as a claim can succeed, not minutes later.
-    await sendWakeup(deps, { v: 1, reason: 'retry' });
+    // This message is spent (it comes back only after the visibility timeout): a new hint, so the work it may have
+    // named starts seconds later, not minutes. Delayed, so that while the database is down each failed message
+    // keeps at most one hint going, one every few seconds, instead of a hot loop of invocations.
+    await sendWakeup(deps, { v: 1, reason: 'retry' }, CLAIM_FAILED_RESEND_SECONDS);
     throw error;
   }
   const route = claim && deps.registry.get(claim.taskType).model ? (claim.claimedFrom === 'waiting_for_external_fallback' ? 'external' : 'local') : undefined;

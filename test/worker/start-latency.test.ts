@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
 import { getOperation } from '../../lib/operations/owner/owner-reads.js';
 import { OwnerScope } from '../../lib/operations/scopes.js';
-import { processWakeup } from '../../lib/worker/worker-handler.js';
+import { CLAIM_FAILED_RESEND_SECONDS, processWakeup } from '../../lib/worker/worker-handler.js';
 import { testDeps } from '../support/fixtures.js';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
 
@@ -30,9 +30,9 @@ describe.each(DIALECTS)('a wake-up spent by a failed claim is replaced at once o
     };
     const workerDeps = { ...deps, store: t.store };
     await expect(processWakeup(workerDeps, () => 600_000)).rejects.toThrow('claim failed');
-    // The spent message was replaced: a new hint went out at once, not after the visibility timeout or a sweep.
+    // The spent message was replaced: a new hint went out, due in 5 s — not after the visibility timeout or a sweep.
     expect(deps.wakeups.sent).toHaveLength(2);
-    expect(deps.wakeups.sent[1]).toMatchObject({ delaySeconds: 0, message: { v: 1, reason: 'retry' } });
+    expect(deps.wakeups.sent[1]).toMatchObject({ delaySeconds: CLAIM_FAILED_RESEND_SECONDS, message: { v: 1, reason: 'retry' } });
     // Delivering it runs the operation.
     expect(await processWakeup(workerDeps, () => 600_000)).toBe('succeeded');
     expect((await getOperation(owner, operation.id)).status).toBe('succeeded');
