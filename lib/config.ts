@@ -84,6 +84,10 @@ export const ConfigSchema = z
     CAPACITY_CONFIG_FILE: z.string().min(1).optional(),
   })
   .transform((c) => ({ ...c, HEARTBEAT_SECONDS: c.HEARTBEAT_SECONDS ?? Math.max(1, Math.floor(c.LEASE_SECONDS / 3)) }))
+  .refine((c) => c.LEASE_FENCE_MARGIN_SECONDS === undefined || c.LEASE_FENCE_MARGIN_SECONDS * 2 < c.LEASE_SECONDS, {
+    message: 'LEASE_FENCE_MARGIN_SECONDS must be less than half of LEASE_SECONDS (a healthy worker would fence itself)',
+    path: ['LEASE_FENCE_MARGIN_SECONDS'],
+  })
   .refine((c) => c.HEARTBEAT_SECONDS < c.LEASE_SECONDS, {
     message: 'HEARTBEAT_SECONDS must be less than LEASE_SECONDS',
     path: ['HEARTBEAT_SECONDS'],

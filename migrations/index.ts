@@ -33,11 +33,8 @@ import * as m20261201_1500 from './20261201001500_operations_update_trigger.js';
 import * as m20261201_1600 from './20261201001600_create_sweeper_runs.js';
 import * as m20261201_1700 from './20261201001700_sweeper_runs_finished_index.js';
 import * as m20261202_0100 from './20261202000100_operations_claim_type_index.js';
-import * as m20261202_0200 from './20261202000200_drop_operations_claim_lane_index.js';
 import * as m20261202_0300 from './20261202000300_operations_expiry_index.js';
-import * as m20261202_0400 from './20261202000400_drop_operations_lease_index.js';
 import * as m20261202_0500 from './20261202000500_operations_wakeup_index.js';
-import * as m20261202_0600 from './20261202000600_drop_operations_wake_index.js';
 
 /**
  * Every migration, by name, imported statically so a bundled Lambda carries them.
@@ -78,11 +75,8 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   '20261201001600_create_sweeper_runs': m20261201_1600,
   '20261201001700_sweeper_runs_finished_index': m20261201_1700,
   '20261202000100_operations_claim_type_index': m20261202_0100,
-  '20261202000200_drop_operations_claim_lane_index': m20261202_0200,
   '20261202000300_operations_expiry_index': m20261202_0300,
-  '20261202000400_drop_operations_lease_index': m20261202_0400,
   '20261202000500_operations_wakeup_index': m20261202_0500,
-  '20261202000600_drop_operations_wake_index': m20261202_0600,
 });
 
 /** A kysely {@link MigrationProvider} over {@link migrations}. */

@@ -17,9 +17,14 @@ import type { Store } from './store.js';
  */
 export async function assertMatchedRowCounts(store: Store): Promise<void> {
   if (store.caps.dialect !== 'mariadb') return;
+  // Only a missing table (ER_NO_SUCH_TABLE) means "not migrated yet"; any other error (a grant, a renamed table) is
+  // raised: the check must not pass by failing.
   const migrated = await sql<{ n: number }>`SELECT COUNT(*) AS n FROM kysely_migration`.execute(store.db).then(
     (result) => Number(result.rows[0]?.n ?? 0) > 0,
-    () => false,
+    (error: unknown) => {
+      if ((error as { errno?: unknown }).errno === 1146) return false;
+      throw error;
+    },
   );
   if (!migrated) return;
   const result = await sql`UPDATE kysely_migration SET name = name ORDER BY name LIMIT 1`.execute(store.db);

@@ -32,7 +32,7 @@ export interface HeartbeatLoop {
 export interface HeartbeatTiming {
   /** Time between heartbeats. */
   readonly intervalMs: number;
-  /** How long before the local lease deadline the worker fences itself. Clamped to `[intervalMs, lease − intervalMs]`. */
+  /** How long before the local lease deadline the worker fences itself. Clamped to `[intervalMs, lease − 2 × intervalMs]`. */
   readonly fenceMarginMs: number;
   /** `performance.now()` just before the claim that set the lease was sent (its lease runs `claim.leaseMs` from later). */
   readonly claimSentAt: number;
@@ -64,7 +64,7 @@ export interface HeartbeatTiming {
  *
  * When a running operation sees its owner's cancel: the cancel only records `cancel_requested_at` on a `running` row.
  * The worker learns of it (a) before the handler starts, at the pre-run recheck (`cancelRequestedUnderLease`); (b) at
- * the next heartbeat of this loop — every `min(HEARTBEAT_SECONDS, lease / 3)`, by default a third of the lease — or a
+ * the next heartbeat of this loop — every `min(HEARTBEAT_SECONDS, lease / 4)`, by default a quarter of the lease — or a
  * `reportProgress` call, which beats at once; then the handler's `AbortSignal` fires and the attempt ends `cancelled`;
  * (c) at the failure write, whose guarded statement turns any failure into `cancelled` (`failAttempt`). A run that
  * succeeds before (b) keeps its result: the operation is `succeeded`.
@@ -77,7 +77,8 @@ export function startHeartbeats(
   onVerdict: (verdict: HeartbeatVerdict) => void,
 ): HeartbeatLoop {
   const log = { operationId: claim.operationId, taskType: claim.taskType, attempt: claim.attempt };
-  const margin = Math.max(timing.intervalMs, Math.min(timing.fenceMarginMs, claim.leaseMs - timing.intervalMs));
+  // The margin must leave room for two beats inside the lease, or a healthy attempt would fence itself.
+  const margin = Math.max(timing.intervalMs, Math.min(timing.fenceMarginMs, claim.leaseMs - 2 * timing.intervalMs));
   let fenceAt = timing.claimSentAt + claim.leaseMs - margin;
   let fenced = false;
   let stopped = false;
@@ -88,9 +89,12 @@ export function startHeartbeats(
     logger.warn('lease fenced: no heartbeat acknowledged before the local lease deadline; aborting the attempt', log);
     onVerdict('fenced');
   };
+  // False for good once the lease is lost (the database said so), the loop fenced, or the loop stopped: a handler
+  // still running after its attempt ended must not call out.
+  let lost = false;
   const leaseHeld = () => {
-    if (!fenced && !stopped && performance.now() >= fenceAt) fence();
-    return !fenced;
+    if (!fenced && !stopped && !lost && performance.now() >= fenceAt) fence();
+    return !fenced && !stopped && !lost;
   };
   const armFence = () => {
     clearTimeout(fenceTimer);
@@ -106,12 +110,16 @@ export function startHeartbeats(
     try {
       const ack = await heartbeat(owner, claim, progress);
       if (!fenced) {
-        fenceAt = Math.max(fenceAt, sentAt + ack.leaseRemainingMs - margin);
+        // Never more than this attempt's own lease length, whatever the row says (a lease set by another release).
+        fenceAt = Math.max(fenceAt, sentAt + Math.min(ack.leaseRemainingMs, claim.leaseMs) - margin);
         armFence();
       }
       if (ack.cancelRequested) onVerdict('cancel');
     } catch (error) {
-      if (error instanceof LeaseLostError) onVerdict('lease_lost');
+      if (error instanceof LeaseLostError) {
+        lost = true;
+        onVerdict('lease_lost');
+      }
       throw error;
     }
   };

@@ -55,7 +55,7 @@ type AbortCause = 'cancel' | 'lease_lost' | 'fenced' | 'timeout';
 
 /**
  * Runs one claimed operation in its owner scope (docs/design.md §5): rechecks cancellation and entitlement, runs the task handler with an
- * `AbortSignal`, heartbeats the lease every `heartbeatMs` (at most a third of the lease; a heartbeat that reports a cancel request aborts the
+ * `AbortSignal`, heartbeats the lease every `heartbeatMs` (at most a quarter of the lease; a heartbeat that reports a cancel request aborts the
  * handler), enforces `min(task timeout, remaining time − 5 s)`, classifies the result and commits the terminal state
  * (or the retry) under the lease.
  *
@@ -149,8 +149,9 @@ async function runAttempt(
   };
   const timeoutMs = Math.max(1, Math.min(policy.timeoutMs, remainingMs() - TIMEOUT_SAFETY_MS));
   const timesOutAt = performance.now() + timeoutMs;
-  // A task type may lease for less than the process-wide heartbeat; beat at least three times per lease.
-  const intervalMs = Math.min(deps.policy.heartbeatMs, Math.floor(policy.leaseMs / 3));
+  // A task type may lease for less than the process-wide heartbeat; beat at least four times per lease, so that with
+  // the default fence margin (one interval) one failed heartbeat is survived and the next one renews the lease.
+  const intervalMs = Math.min(deps.policy.heartbeatMs, Math.floor(policy.leaseMs / 4));
   const heartbeats = startHeartbeats(owner, claim, { intervalMs, fenceMarginMs: deps.policy.fenceMarginMs ?? intervalMs, claimSentAt }, deps.logger, abort);
   const model = route
     ? openModelSession({

@@ -10,7 +10,7 @@ import { sendWakeup } from '../queue/send-wakeup.js';
 import { claimNextOperation, enterOwnerScope, type ClaimDeps, type ClaimedOperation } from '../operations/lease/claim-operation.js';
 import { acquireRoutePermits, claimableRoutes, releaseRoutePermits } from '../ai/route-permits.js';
 import { WorkerScope } from '../operations/scopes.js';
-import { parseWakeupMessage } from '../queue/wakeup-message.js';
+import { parseWakeupMessage, type WakeupMessage } from '../queue/wakeup-message.js';
 import { runClaimedOperation, type RunDeps, type RunOutcome } from './run-claimed-operation.js';
 
 /** Delay of the hint a failed claim sends in place of its spent message, in **seconds** (SQS `DelaySeconds`). */
@@ -28,17 +28,18 @@ export interface WorkerDeps extends RunDeps, ClaimDeps {
  * (`OperationClaimed`, with `route` for model tasks); how the attempt ended is recorded by `runClaimedOperation`.
  *
  * Start latency: every way a wake-up can be spent without its claim is covered by another wake-up. A claim that
- * throws sends a new one, due {@link CLAIM_FAILED_RESEND_SECONDS} later (its own message returns only after the
- * visibility timeout); an operation whose route
+ * throws sends one replacement, due {@link CLAIM_FAILED_RESEND_SECONDS} later (its own message returns only after the
+ * visibility timeout; a replacement that fails in turn sends none); an operation whose route
  * is full waits for the `capacity_freed` hint its route's next run end sends; an operation whose model route's breaker
  * is open waits for the sweeper's re-send (the breaker's cool-down); a claim that found the row locked by another
  * claimer leaves it to that claimer. A lost message is re-sent by the sweeper once the row's `wake_at` passes
  * (`WAKEUP_RESEND_SECONDS` after admission), so on an idle stack an operation starts within one wake-up round trip
  * (plus 5 s per failed claim), and at worst within `WAKEUP_RESEND_SECONDS` + one sweep interval
  * (`SWEEP_INTERVAL_SECONDS`) when its message is lost.
+ * @param message the wake-up being handled, if any: a failed claim replaces only a message that names an operation.
  * @throws database errors (the message is reported as a batch item failure and redelivered).
  */
-export async function processWakeup(deps: WorkerDeps, remainingMs: () => number): Promise<RunOutcome | 'idle'> {
+export async function processWakeup(deps: WorkerDeps, remainingMs: () => number, message?: WakeupMessage): Promise<RunOutcome | 'idle'> {
   const worker = new WorkerScope(deps.store);
   // Model routes whose breaker is open are not claimed for: their operations wait, attempts unspent (docs/design.md §5).
   const permits = acquireRoutePermits(deps.models);
@@ -49,9 +50,10 @@ export async function processWakeup(deps: WorkerDeps, remainingMs: () => number)
   } catch (error) {
     releaseRoutePermits(deps.models, permits);
     // This message is spent (it comes back only after the visibility timeout): a new hint, so the work it may have
-    // named starts seconds later, not minutes. Delayed, so that while the database is down each failed message
-    // keeps at most one hint going, one every few seconds, instead of a hot loop of invocations.
-    await sendWakeup(deps, { v: 1, reason: 'retry' }, CLAIM_FAILED_RESEND_SECONDS);
+    // named starts seconds later, not minutes. Delayed, and only for a message that names an operation — the
+    // replacement names none, so a claim that keeps failing (the database down, a bad deploy) makes one replacement
+    // per original message, never a chain; the originals still go the usual way to the dead-letter queue.
+    if (!message || message.operationId !== undefined) await sendWakeup(deps, { v: 1, reason: 'retry' }, CLAIM_FAILED_RESEND_SECONDS);
     throw error;
   }
   const route = claim && deps.registry.get(claim.taskType).model ? (claim.claimedFrom === 'waiting_for_external_fallback' ? 'external' : 'local') : undefined;
@@ -92,8 +94,8 @@ export function createWorkerHandler(deps: WorkerDeps | (() => Promise<WorkerDeps
     return Promise.allSettled(
       event.Records.map(async (record: SQSRecord) => {
         try {
-          parseWakeupMessage(record.body);
-          return await processWakeup(runtime, remainingMs);
+          const message = parseWakeupMessage(record.body);
+          return await processWakeup(runtime, remainingMs, message);
         } catch (error) {
           runtime.logger.error('wake-up failed; SQS will redeliver it', { messageId: record.messageId, ...describeError(error) });
           throw error;

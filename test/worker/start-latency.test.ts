@@ -33,6 +33,10 @@ describe.each(DIALECTS)('a wake-up spent by a failed claim is replaced at once o
     // The spent message was replaced: a new hint went out, due in 5 s — not after the visibility timeout or a sweep.
     expect(deps.wakeups.sent).toHaveLength(2);
     expect(deps.wakeups.sent[1]).toMatchObject({ delaySeconds: CLAIM_FAILED_RESEND_SECONDS, message: { v: 1, reason: 'retry' } });
+    // A replacement that fails in turn sends none: a claim that keeps failing cannot make a chain of hints.
+    failures = 1;
+    await expect(processWakeup(workerDeps, () => 600_000, { v: 1, reason: 'retry' })).rejects.toThrow('claim failed');
+    expect(deps.wakeups.sent).toHaveLength(2);
     // Delivering it runs the operation.
     expect(await processWakeup(workerDeps, () => 600_000)).toBe('succeeded');
     expect((await getOperation(owner, operation.id)).status).toBe('succeeded');
