@@ -9,7 +9,7 @@ import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';
 import { defineTask } from '../../lib/tasks/task-definition.js';
 import { processWakeup } from '../../lib/worker/worker-handler.js';
 import { testDeps } from '../support/fixtures.js';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { startTcpProxy, type TcpProxy } from '../../chaos/tcp-proxy.js';
 import { createTestDatabase, hasMariadb, type TestDatabase } from '../support/test-store.js';
 import { waitFor } from '../support/wait-for.js';
 
