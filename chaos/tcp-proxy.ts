@@ -1,8 +1,8 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
 /**
- * A loopback TCP proxy between one worker process and MariaDB (the harness owns it; `test/worker/self-fencing.test.ts` uses it too),
- * so that the fault injector can partition that worker from the database for real: {@link TcpProxy.cut} stops every
+ * A loopback TCP proxy between one worker process and MariaDB (the harness owns it; the self-fencing test uses it
+ * too), so that the fault injector can partition that worker from the database for real: {@link TcpProxy.cut} stops every
  * byte in both directions — open connections hang, as in a network partition, and so do new ones (accepted, never
  * answered); neither side learns that the other closed. {@link TcpProxy.restore} resets every connection held during
  * the cut (as a long partition ends: both ends find their connection dead) and forwards new ones again.
