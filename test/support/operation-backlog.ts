@@ -175,21 +175,17 @@ export async function inOpenTransaction<T>(
 }
 
 /**
- * What another transaction holds locked right now, seen from a third connection (`store`'s pool): `trx_rows_locked`
- * of transaction `connectionId` — InnoDB's count of the index records it locked, two per row read through a secondary
- * index (the entry and the clustered row) — and `rows`, the number of `operations` rows whose clustered record it
- * holds: every row a `FOR UPDATE SKIP LOCKED` read of the whole table through the primary key skips.
+ * How many `operations` rows another transaction holds locked right now, seen from a third connection (`store`'s
+ * pool): every row whose clustered record it holds, which a `FOR UPDATE SKIP LOCKED` read of the whole table through
+ * the primary key skips. Exact and immediate (unlike `INNODB_TRX`, a cache InnoDB refreshes every 0.1 s).
  */
-export async function locksHeldBy(store: Store, connectionId: number): Promise<{ readonly indexRecords: number; readonly rows: number }> {
-  // INFORMATION_SCHEMA.INNODB_TRX is a cache InnoDB refreshes at most every 0.1 s.
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  const trx = await sql<{ trx_rows_locked: number | string }>`SELECT trx_rows_locked FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = ${connectionId}`.execute(store.db);
-  const probe = await store.db.transaction().execute(async (tx) => {
+export async function locksHeldBy(store: Store): Promise<{ readonly rows: number }> {
+  const rows = await store.db.transaction().execute(async (tx) => {
     const all = await sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM operations`.execute(tx);
     const free = await sql<{ id: string }>`SELECT id FROM operations FORCE INDEX (PRIMARY) FOR UPDATE SKIP LOCKED`.execute(tx);
     return Number(all.rows[0]?.n) - free.rows.length;
   });
-  return { indexRecords: Number(trx.rows[0]?.trx_rows_locked ?? Number.NaN), rows: probe };
+  return { rows };
 }
 
 /** SQLite's `EXPLAIN QUERY PLAN` of every statement `work` sends (it runs them too, in a transaction it rolls back). */
