@@ -12,10 +12,11 @@ import { CALL_ARRIVAL_MARGIN_MS, checkHistory, leaseSpans, stampOf, type Invaria
 const BROKEN_GUARD: ChaosHistory = JSON.parse(readFileSync(new URL('./fixtures/completion-guard-without-lease-token.json', import.meta.url), 'utf8'));
 const TAKEN_OVER = ['319b5710-daf5-4df2-8cc7-43c6b70566e4', '3ad1072f-3597-440c-984a-3803b7418d03', '46afafe6-25d8-43d2-978f-c9b53a9aceb6'];
 
-/** The recorded history without the three operations the broken guard corrupted. */
-function cleanHistory(): ChaosHistory {
-  const keep = (id: string) => !TAKEN_OVER.includes(id);
-  const h = structuredClone(BROKEN_GUARD);
+/** `history` without the listed operations, in every part that names an operation. */
+function withoutOperations(history: ChaosHistory, left: Iterable<string | undefined>): ChaosHistory {
+  const drop = new Set(left);
+  const keep = (id: string) => !drop.has(id);
+  const h = structuredClone(history);
   return {
     ...h,
     admitted: h.admitted.filter((a) => keep(a.id)),
@@ -25,7 +26,13 @@ function cleanHistory(): ChaosHistory {
     notifications: h.notifications.filter((n) => keep(n.operationId)),
     transitions: h.transitions.filter((t) => keep(t.operationId)),
     capacity: h.capacity.filter((c) => keep(c.operationId)),
+    ...(h.externalCalls ? { externalCalls: h.externalCalls.filter((c) => keep(c.operationId)) } : {}),
   };
+}
+
+/** The recorded history without the three operations the broken guard corrupted. */
+function cleanHistory(): ChaosHistory {
+  return withoutOperations(BROKEN_GUARD, TAKEN_OVER);
 }
 
 const invariantsOf = (history: ChaosHistory) => [...new Set(checkHistory(history).violations.map((v) => v.invariant))].sort();
@@ -273,19 +280,7 @@ describe('chaos invariant on a history recorded without self-fencing', () => {
   });
 
   it('finds nothing wrong with the operations of the same run the partition did not reach', () => {
-    const keep = (id: string) => !late.has(id);
-    const h = structuredClone(UNFENCED);
-    const clean: ChaosHistory = {
-      ...h,
-      admitted: h.admitted.filter((a) => keep(a.id)),
-      operations: h.operations.filter((o) => keep(o.id)),
-      effects: h.effects.filter((e) => keep(e.operationId)),
-      executions: h.executions.filter((e) => keep(e.operationId)),
-      notifications: h.notifications.filter((n) => keep(n.operationId)),
-      transitions: h.transitions.filter((t) => keep(t.operationId)),
-      capacity: h.capacity.filter((c) => keep(c.operationId)),
-      externalCalls: (h.externalCalls ?? []).filter((c) => keep(c.operationId)),
-    };
+    const clean = withoutOperations(UNFENCED, late);
     expect(clean.operations).toHaveLength(12);
     expect(clean.externalCalls!.length).toBeGreaterThan(50);
     expect(checkHistory(clean).violations).toEqual([]);
