@@ -38,8 +38,9 @@ export interface DurableOpsOptions {
   readonly owners: number;
   readonly admitters: number;
   /**
-   * Wake-up messages one worker invocation receives at most (the event source mapping's `batchSize`: the deployment's
-   * `workerBatchSize`, 10); each receive returns what is waiting, without a batching window.
+   * Wake-up messages one worker invocation receives at most (the event source mapping's `batchSize`, serverless.yml's
+   * `workerBatchSize`): 10 in `npm run bench`, a batch-10 worker as the throughput comparison with peers uses; the
+   * deployed default is 1 (README "Sizing the worker"). Each receive returns what is waiting, without a batching window.
    */
   readonly sqsBatchSize: number;
   readonly workers: number;
@@ -314,7 +315,7 @@ export async function runDurableOps(options: DurableOpsOptions): Promise<Durable
 }
 
 /** Opens `size` connections of the store's pool (mysql2 opens them lazily) so no timed call pays a connect. */
-async function warmPool(store: Store, size: number): Promise<void> {
+export async function warmPool(store: Store, size: number): Promise<void> {
   await Promise.all(Array.from({ length: size }, () => sql`SELECT 1`.execute(store.db)));
 }
 

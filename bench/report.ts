@@ -2,6 +2,7 @@ import type { BullmqResult } from './bullmq.js';
 import type { CeilingResult } from './ceiling.js';
 import type { CpuShare } from './cpu.js';
 import type { DurableOpsResult } from './durable-ops.js';
+import type { FairnessResult } from './fairness.js';
 import type { FloorResult } from './floor.js';
 import type { HistoryCostResult } from './history-cost.js';
 import type { Machine } from './machine.js';
@@ -17,7 +18,8 @@ export interface BenchSettings {
   readonly concurrency: number;
   /**
    * Wake-up messages a durable-ops worker receives at most per invocation, handled concurrently (the worker Lambda's
-   * SQS `batchSize`, `workerBatchSize` in serverless.yml); pg-boss's counterpart is its fetch batch size.
+   * SQS `batchSize`, `workerBatchSize` in serverless.yml, whose deployed default is 1 — README "Sizing the worker"; the
+   * bench runs a batch-10 worker for the throughput comparison); pg-boss's counterpart is its fetch batch size.
    */
   readonly sqsBatchSize: number;
   readonly ceilingSeconds: number;
@@ -41,6 +43,8 @@ export interface BenchResults {
   readonly pgBoss: readonly PgBossResult[];
   readonly bullmq: BullmqResult | null;
   readonly historyCost: HistoryCostResult | null;
+  /** The noisy-neighbour run's short form (`bench/fairness.ts`): `--quick` runs only; null when it failed. */
+  readonly fairness?: FairnessResult | null;
   /** Phases that threw, with their error. */
   readonly failures: readonly string[];
   readonly headline: Headline;
@@ -99,7 +103,7 @@ export interface TargetCheck {
 const NOISY_SHARE = 0.15;
 
 /** Every problem a run found: failed phases, lost or duplicated work, failed checks, full scans. */
-export function problemsOf(results: Pick<BenchResults, 'failures' | 'durableOps' | 'floor' | 'pgBoss' | 'bullmq' | 'historyCost'>): string[] {
+export function problemsOf(results: Pick<BenchResults, 'failures' | 'durableOps' | 'floor' | 'pgBoss' | 'bullmq' | 'historyCost' | 'fairness'>): string[] {
   return [
     ...results.failures,
     ...(results.durableOps?.problems ?? []).map((p) => `durable-ops: ${p}`),
@@ -107,11 +111,12 @@ export function problemsOf(results: Pick<BenchResults, 'failures' | 'durableOps'
     ...results.pgBoss.flatMap((r) => r.problems.map((p) => `pg-boss batch ${r.batchSize}: ${p}`)),
     ...(results.bullmq?.problems ?? []).map((p) => `BullMQ: ${p}`),
     ...(results.historyCost?.problems ?? []).map((p) => `history cost: ${p}`),
+    ...(results.fairness?.problems ?? []).map((p) => `fairness: ${p}`),
   ];
 }
 
 /** The headline figures of a run's results. */
-export function headlineOf(results: Pick<BenchResults, 'settings' | 'failures' | 'ceiling' | 'durableOps' | 'floor' | 'pgBoss' | 'bullmq' | 'historyCost'>): Headline {
+export function headlineOf(results: Pick<BenchResults, 'settings' | 'failures' | 'ceiling' | 'durableOps' | 'floor' | 'pgBoss' | 'bullmq' | 'historyCost' | 'fairness'>): Headline {
   const nan = Number.NaN;
   const d = results.durableOps;
   const batch = (size: number) => results.pgBoss.find((r) => r.batchSize === size)?.opsPerSec ?? nan;

@@ -5,27 +5,39 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_REDIS_URL, runBullmq } from './bullmq.js';
 import { runCeiling, type CeilingResult } from './ceiling.js';
 import { runDurableOps, type DurableOpsResult } from './durable-ops.js';
+import { runFairness, type FairnessOptions } from './fairness.js';
+import { fairnessHeadline, renderFairnessTable, writeFairnessResults } from './fairness-report.js';
 import { runFloor, type FloorResult } from './floor.js';
 import { runHistoryCost } from './history-cost.js';
-import { localMachine } from './machine.js';
+import { localMachine, type Machine } from './machine.js';
 import { benchDatabaseName, createBenchDatabase, dropStaleBenchDatabases, mariadbServerUrl, mariadbSettings, mariadbVersion } from './mariadb.js';
 import { DEFAULT_POSTGRES_URL, runPgBoss, type PgBossResult } from './pg-boss.js';
 import { redisVersion } from './redis-persistence.js';
 import { checkTargets, headlineOf, problemsOf, renderSvg, renderTable, type BenchResults, type BenchSettings } from './report.js';
 
-const USAGE = `usage: npm run bench [-- --quick] [-- --ops N]
-  --quick   N = 2,000 operations, history 10,000 vs 100,000 rows, 3 s ceiling (under 2 minutes)
-  --ops N   operations per system (default 20,000; quick 2,000)
+const USAGE = `usage: npm run bench [-- --quick] [-- --ops N] [-- --fairness]
+  --quick     N = 2,000 operations, history 10,000 vs 100,000 rows, 3 s ceiling, and the fairness run's short form
+              (about 2 minutes)
+  --ops N     operations per system (default 20,000; quick 2,000)
+  --fairness  only the noisy-neighbour fairness run (MariaDB; about 2.5 minutes, with --quick about 1)
 MariaDB: DATABASE_URL (mysql://…) or mysql://root@127.0.0.1:3306; PostgreSQL: BENCH_POSTGRES_URL or ${DEFAULT_POSTGRES_URL};
 Redis: BENCH_REDIS_URL or ${DEFAULT_REDIS_URL}.`;
 
-/** How the command line sizes the run. */
-function parseArgs(argv: readonly string[]): BenchSettings {
+/** Warm-up and window lengths of the fairness run, in s, per mode. */
+const FAIRNESS_SIZES: Readonly<Record<BenchSettings['mode'], Pick<FairnessOptions, 'warmupSeconds' | 'phaseSeconds'>>> = {
+  quick: { warmupSeconds: 3, phaseSeconds: 10 },
+  full: { warmupSeconds: 5, phaseSeconds: 45 },
+};
+
+/** How the command line sizes the run, and whether it is the fairness run alone. */
+function parseArgs(argv: readonly string[]): { settings: BenchSettings; fairnessOnly: boolean } {
   let quick = false;
+  let fairnessOnly = false;
   let ops: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--quick') quick = true;
+    else if (arg === '--fairness') fairnessOnly = true;
     else if (arg === '--ops' || arg.startsWith('--ops=')) {
       const value = arg === '--ops' ? argv[++i] : arg.slice('--ops='.length);
       ops = Number(value);
@@ -33,7 +45,8 @@ function parseArgs(argv: readonly string[]): BenchSettings {
     } else if (arg === '--help' || arg === '-h') throw new UsageError('');
     else throw new UsageError(`unknown option ${arg}`);
   }
-  return {
+  if (fairnessOnly && ops !== undefined) throw new UsageError('--ops does not apply to --fairness');
+  const settings: BenchSettings = {
     mode: quick ? 'quick' : 'full',
     ops: ops ?? (quick ? 2_000 : 20_000),
     owners: 100,
@@ -43,6 +56,7 @@ function parseArgs(argv: readonly string[]): BenchSettings {
     historyRows: { small: 10_000, large: quick ? 100_000 : 1_000_000 },
     historyRounds: quick ? 100 : 200,
   };
+  return { settings, fairnessOnly };
 }
 
 class UsageError extends Error {}
@@ -56,8 +70,9 @@ function runPending(): Promise<unknown> {
 
 async function main(): Promise<number> {
   let settings: BenchSettings;
+  let fairnessOnly: boolean;
   try {
-    settings = parseArgs(process.argv.slice(2));
+    ({ settings, fairnessOnly } = parseArgs(process.argv.slice(2)));
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     console.error(`${error.message ? `${error.message}\n` : ''}${USAGE}`);
@@ -98,6 +113,9 @@ async function main(): Promise<number> {
   if (stale.length > 0) console.error(`[bench] dropped databases of earlier runs that were killed: ${stale.join(', ')}`);
   const mariadb = await mariadbVersion(serverUrl);
   const serverSettings = await mariadbSettings(serverUrl);
+  if (fairnessOnly) {
+    return fairnessRun(settings.mode, serverUrl, { ...localMachine(), mariadb, mariadbSettings: serverSettings, postgresql: 'not used', redis: 'not used' });
+  }
   const database = await createBenchDatabase(serverUrl, benchDatabaseName());
   pending.set(`database ${database.name}`, () => database.drop());
   let ceiling: CeilingResult | null = null;
@@ -157,9 +175,10 @@ async function main(): Promise<number> {
       cleanups: pending,
     }),
   );
+  const fairness = settings.mode === 'quick' ? await phase('fairness', () => runFairness({ serverUrl, ...FAIRNESS_SIZES.quick, cleanups: pending })) : null;
   const redis = await redisVersion(redisUrl).catch(() => 'unknown');
 
-  const partial = { settings, failures, ceiling, durableOps, floor, pgBoss, bullmq, historyCost };
+  const partial = { settings, failures, ceiling, durableOps, floor, pgBoss, bullmq, historyCost, fairness };
   const headline = headlineOf(partial);
   const readme = readFileSync(join(repoRoot(), 'README.md'), 'utf8');
   const results: BenchResults = {
@@ -183,10 +202,30 @@ async function main(): Promise<number> {
     writeFileSync(join(dir, `${name}.json`), json);
     writeFileSync(join(dir, `${name}.svg`), svg);
   }
+  const fairnessFiles = fairness ? writeFairnessResults(dir, settings.mode, { command: results.command, startedAt, machine: results.machine, fairness }) : [];
   console.log(renderTable(results));
-  console.log(`\nWrote bench/results/latest.json, latest.svg, ${settings.mode}.json and ${settings.mode}.svg`);
+  if (fairness) console.log(`\n${renderFairnessTable(fairness)}`);
+  console.log(`\nWrote bench/results/latest.json, latest.svg, ${settings.mode}.json and ${settings.mode}.svg${fairnessFiles.map((f) => `, ${f}`).join('')}`);
   console.log(JSON.stringify(headline));
   return problemsOf(results).length === 0 ? 0 : 1;
+}
+
+/**
+ * `--fairness`: the fairness run alone. Prints its report and a last JSON line ({@link fairnessHeadline}), writes
+ * `bench/results/fairness-latest.*` and `fairness-<mode>.*`. Exit code 1 when a check failed or the run had problems.
+ */
+async function fairnessRun(mode: BenchSettings['mode'], serverUrl: string, machine: Machine): Promise<number> {
+  const startedAt = new Date().toISOString();
+  const fairness = await runFairness({ serverUrl, ...FAIRNESS_SIZES[mode], cleanups: pending });
+  const dir = join(repoRoot(), 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const command = `npm run bench -- --fairness${mode === 'quick' ? ' --quick' : ''}`;
+  const written = writeFairnessResults(dir, mode, { command, startedAt, machine, fairness });
+  console.log(renderFairnessTable(fairness));
+  console.log(`\nWrote bench/results/${written.join(', ')}`);
+  const headline = fairnessHeadline(fairness);
+  console.log(JSON.stringify(headline));
+  return headline.ok ? 0 : 1;
 }
 
 function repoRoot(): string {

@@ -13,7 +13,7 @@ export const INVARIANTS = Object.freeze({
   noWriteAfterTakeover: 'no lease-token write succeeded after its lease was taken over',
   noCallAfterLeaseEnd: 'no external call of an attempt arrives after its lease ended',
   oneNotificationPerTerminal: 'exactly one notification per terminal transition, to the owner',
-  capacityMatchesActive: "capacity reservations equal the active operations, in their owner's pool",
+  capacityMatchesActive: "capacity reservations equal the active operations, in their owner's pools (running ones: one running slot)",
   chainsVerify: 'every recovery-ledger chain verifies',
 } as const);
 /** The name of one of the {@link INVARIANTS}. */
@@ -284,12 +284,17 @@ function checkExternalCalls(
 function checkCapacity(operation: OperationRecord, pools: readonly string[], out: Violation[]): void {
   const v = (detail: string) => out.push({ invariant: 'capacityMatchesActive', operationId: operation.id, detail });
   const kinds = pools.map((p) => p.split(':')[0] ?? p);
-  const admission = kinds.filter((k) => k !== 'route').sort();
+  const admission = kinds.filter((k) => k !== 'route' && k !== 'running').sort();
   const routes = kinds.filter((k) => k === 'route').length;
+  const running = kinds.filter((k) => k === 'running').length;
   const expected = isActive(operation.status) ? ['global', 'owner'] : [];
   if (admission.join(',') !== expected.join(',')) v(`${operation.status} holds [${pools.join(', ')}], expected ${expected.length ? 'one owner and one global slot' : 'none'}`);
-  for (const pool of pools) if (pool.startsWith('owner:') && !pool.endsWith(`:${operation.ownerUserId}`)) v(`holds ${pool}, not a pool of its owner ${operation.ownerUserId}`);
+  for (const pool of pools) {
+    if ((pool.startsWith('owner:') || pool.startsWith('running:')) && !pool.endsWith(`:${operation.ownerUserId}`)) v(`holds ${pool}, not a pool of its owner ${operation.ownerUserId}`);
+  }
   if (routes > (operation.status === 'running' ? 1 : 0)) v(`${operation.status} holds ${routes} route slot(s)`);
+  // The owner's running limit (docs/design.md §4, fair share): one running slot exactly while an attempt runs.
+  if (running !== (operation.status === 'running' ? 1 : 0)) v(`${operation.status} holds ${running} running slot(s)`);
 }
 
 function checkLiveness(operation: OperationRecord, readAtMs: number, stuckAfterMs: number, out: Violation[]): void {

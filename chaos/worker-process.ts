@@ -56,6 +56,9 @@ const poller = startSqsPoller({
   queueUrl: config.SQS_QUEUE_URL as string,
   handler: createWorkerHandler(runtime),
   functionTimeoutMs: 60_000,
+  // The harness's load is sized for batches of 10 (the poller's default before it became 1, serverless.yml's
+  // workerBatchSize): 2 × 10 runs per process, which one message per invocation would cut to 2.
+  batchSize: 10,
   maxConcurrentBatches: 2,
   logger,
 });

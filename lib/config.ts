@@ -78,6 +78,11 @@ export const ConfigSchema = z
     CAPACITY_PER_OWNER: z.coerce.number().int().min(1).max(10_000).default(10),
     /** Default global limit on active operations of each task type. */
     CAPACITY_GLOBAL: z.coerce.number().int().min(1).max(10_000).default(1000),
+    /**
+     * Default per-owner limit on *running* operations of each task type, checked at claim (docs/design.md §4, fair
+     * share). Keep it below the worker's concurrency (README "Sizing the worker").
+     */
+    CAPACITY_RUNNING_PER_OWNER: z.coerce.number().int().min(1).max(10_000).default(4),
     /** `Retry-After` of a capacity 429, in seconds. */
     CAPACITY_RETRY_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(5),
     /** Optional JSON file with per-plan, per-task-type and per-route limits (README "Capacity"). */

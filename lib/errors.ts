@@ -160,6 +160,20 @@ export class CapacityExhaustedError extends DurableOpsError {
   }
 }
 
+/**
+ * Thrown when an admission (or owner retry) finds the owner's admission token bucket for the task type empty — the
+ * admission rate limit, `rate: { burst, perSeconds }` in the capacity file (docs/design.md §4, admission rate): nothing
+ * was inserted, reserved, sent or spent. `retryAfterSeconds` (whole **seconds**, at least 1) is the honest wait until one
+ * whole token is back, rounded up: an admission that waits that long finds one (unless the owner spent it meanwhile).
+ * It becomes the 429's `Retry-After`; the message names no rate or count.
+ */
+export class RateLimitedError extends DurableOpsError {
+  readonly code = 'rate_limited' as const;
+  constructor(readonly retryAfterSeconds: number) {
+    super('You are starting operations of this type too quickly; try again later.');
+  }
+}
+
 /** Thrown when the owner's live settings do not entitle them to the task type (e.g. AI disabled): HTTP 403. */
 export class NotEntitledError extends DurableOpsError {
   readonly code = 'not_entitled' as const;

@@ -26,6 +26,7 @@ export {
   LeaseLostError,
   NotEntitledError,
   OperationNotFoundError,
+  RateLimitedError,
   RetryLimitReachedError,
   ScopeViolationError,
   SnapshotNotFoundError,
@@ -79,7 +80,16 @@ export { policyFromConfig, taskPolicy, type OperationPolicy, type TaskPolicy } f
 export { retryDelayMs } from './operations/lifecycle/backoff.js';
 
 // Capacity and owner settings
-export { capacityPolicy, loadCapacityPolicy, CapacityFileSchema, type AdmissionLimits, type CapacityFile, type CapacityPolicy } from './capacity/capacity-policy.js';
+export {
+  AdmissionRateSchema,
+  capacityPolicy,
+  loadCapacityPolicy,
+  CapacityFileSchema,
+  type AdmissionLimits,
+  type AdmissionRate,
+  type CapacityFile,
+  type CapacityPolicy,
+} from './capacity/capacity-policy.js';
 export {
   DEFAULT_OWNER_SETTINGS,
   OwnerSettingsDtoSchema,
@@ -209,7 +219,15 @@ export {
   type OperatorOperationDetail,
 } from './operations/operator/operator-operation-detail.js';
 export { TIMELINE_KINDS, TimelineEventSchema, timelineKindOf, type TimelineEvent, type TimelineKind } from './operations/operator/operation-timeline.js';
-export { CapacityPoolViewSchema, CapacityViewSchema, getCapacityView, type CapacityPoolView, type CapacityView } from './capacity/capacity-view.js';
+export {
+  CapacityPoolViewSchema,
+  CapacityViewSchema,
+  getCapacityView,
+  RunningTotalViewSchema,
+  type CapacityPoolView,
+  type CapacityView,
+  type RunningTotalView,
+} from './capacity/capacity-view.js';
 export { ThroughputBucketSchema, ThroughputDtoSchema, ThroughputQuerySchema, getThroughput, type ThroughputDto } from './operations/operator/throughput.js';
 export { SweepCountsSchema } from './sweeper/sweep-counts.js';
 export { SweeperRunDtoSchema, SweeperRunPageDtoSchema, listSweeperRuns, type SweeperRunDto } from './sweeper/sweeper-runs.js';

@@ -35,6 +35,9 @@ import * as m20261201_1700 from './20261201001700_sweeper_runs_finished_index.js
 import * as m20261202_0100 from './20261202000100_operations_claim_type_index.js';
 import * as m20261202_0300 from './20261202000300_operations_expiry_index.js';
 import * as m20261202_0500 from './20261202000500_operations_wakeup_index.js';
+import * as m20261202_0700 from './20261202000700_create_owner_turns.js';
+import * as m20261202_0900 from './20261202000900_operations_owner_claim_index.js';
+import * as m20261202_1100 from './20261202001100_create_admission_buckets.js';
 
 /**
  * Every migration, by name, imported statically so a bundled Lambda carries them.
@@ -77,6 +80,9 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   '20261202000100_operations_claim_type_index': m20261202_0100,
   '20261202000300_operations_expiry_index': m20261202_0300,
   '20261202000500_operations_wakeup_index': m20261202_0500,
+  '20261202000700_create_owner_turns': m20261202_0700,
+  '20261202000900_operations_owner_claim_index': m20261202_0900,
+  '20261202001100_create_admission_buckets': m20261202_1100,
 });
 
 /** A kysely {@link MigrationProvider} over {@link migrations}. */

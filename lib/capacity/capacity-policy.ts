@@ -14,14 +14,29 @@ export const RouteNameSchema = z.string().regex(/^[a-z][a-z0-9_.-]{0,63}$/, 'mus
 export const MAX_POOL_SLOTS = 10_000;
 
 const slots = z.number().int().min(1).max(MAX_POOL_SLOTS);
-const PlanLimitsSchema = z.strictObject({ perOwner: slots.optional() });
+
+/**
+ * An admission rate limit (a token bucket, docs/design.md §4): `burst` admissions at once, refilled at `burst` per
+ * `perSeconds` seconds (so `{ "burst": 60, "perSeconds": 60 }` is one a second on average, 60 at once).
+ */
+export const AdmissionRateSchema = z.strictObject({
+  burst: z.number().int().min(1).max(100_000),
+  perSeconds: z.number().int().min(1).max(86_400),
+});
+
+/** See {@link AdmissionRateSchema}. */
+export type AdmissionRate = z.infer<typeof AdmissionRateSchema>;
+
+const PlanLimitsSchema = z.strictObject({ perOwner: slots.optional(), runningPerOwner: slots.optional(), rate: AdmissionRateSchema.optional() });
 
 /**
  * The capacity file (`CAPACITY_CONFIG_FILE`, JSON; see README "Capacity"). Every number is a count of active
  * operations (admission) or running attempts (routes). Example:
  * ```json
- * { "plans": { "pro": { "perOwner": 50 } },
- *   "taskTypes": { "demo.wait": { "perOwner": 5, "global": 200, "plans": { "pro": { "perOwner": 20 } } } },
+ * { "plans": { "pro": { "perOwner": 50, "runningPerOwner": 8 } },
+ *   "taskTypes": { "demo.wait": { "perOwner": 5, "global": 200, "runningPerOwner": 2,
+ *                                 "rate": { "burst": 20, "perSeconds": 60 },
+ *                                 "plans": { "pro": { "perOwner": 20 } } } },
  *   "routes": { "local-model": 1 } }
  * ```
  */
@@ -30,7 +45,13 @@ export const CapacityFileSchema = z.strictObject({
   taskTypes: z
     .record(
       z.string().regex(TASK_TYPE_PATTERN),
-      z.strictObject({ perOwner: slots.optional(), global: slots.optional(), plans: z.record(PlanNameSchema, PlanLimitsSchema).optional() }),
+      z.strictObject({
+        perOwner: slots.optional(),
+        global: slots.optional(),
+        runningPerOwner: slots.optional(),
+        rate: AdmissionRateSchema.optional(),
+        plans: z.record(PlanNameSchema, PlanLimitsSchema).optional(),
+      }),
     )
     .optional(),
   routes: z.record(RouteNameSchema, slots).optional(),
@@ -52,6 +73,19 @@ export interface CapacityPolicy {
    * task type + plan → task type → plan → `CAPACITY_PER_OWNER`; global: task type → `CAPACITY_GLOBAL`.
    */
   admissionLimits(taskType: string, plan: string): AdmissionLimits;
+  /**
+   * How many operations of `taskType` one owner on `plan` may have `running` at once (docs/design.md §4, fair share):
+   * checked at claim. Most specific wins, as for {@link admissionLimits}: task type + plan → task type → plan →
+   * `CAPACITY_RUNNING_PER_OWNER`.
+   */
+  runningLimit(taskType: string, plan: string): number;
+  /**
+   * The admission rate limit of `taskType` for an owner on `plan`, or undefined when admissions are not rate limited
+   * (the default). Most specific wins: task type + plan → task type → plan.
+   */
+  admissionRate(taskType: string, plan: string): AdmissionRate | undefined;
+  /** Whether any plan has a running limit of its own (else {@link runningLimit} ignores the plan: no plan read needed). */
+  readonly runningLimitsByPlan: boolean;
   /** The execution limit (running attempts at once) of a route, or undefined when the route is unlimited. */
   routeLimit(route: string): number | undefined;
   /** Every configured route and its limit. */
@@ -60,8 +94,19 @@ export interface CapacityPolicy {
   readonly retryAfterSeconds: number;
 }
 
+/** Default of `CAPACITY_RUNNING_PER_OWNER`: below the worker's default concurrency (10), so two owners at their limit leave room for others. */
+export const DEFAULT_RUNNING_PER_OWNER = 4;
+
+/** The env defaults of a {@link CapacityPolicy}; `runningPerOwner` defaults to {@link DEFAULT_RUNNING_PER_OWNER}. */
+export interface CapacityDefaults {
+  readonly perOwner: number;
+  readonly global: number;
+  readonly retryAfterSeconds: number;
+  readonly runningPerOwner?: number;
+}
+
 /** Builds a {@link CapacityPolicy} from the env defaults and a parsed capacity file. */
-export function capacityPolicy(defaults: { perOwner: number; global: number; retryAfterSeconds: number }, file: CapacityFile = {}): CapacityPolicy {
+export function capacityPolicy(defaults: CapacityDefaults, file: CapacityFile = {}): CapacityPolicy {
   const routes = Object.freeze({ ...(file.routes ?? {}) });
   return Object.freeze({
     admissionLimits(taskType: string, plan: string): AdmissionLimits {
@@ -71,6 +116,17 @@ export function capacityPolicy(defaults: { perOwner: number; global: number; ret
         global: task?.global ?? defaults.global,
       };
     },
+    runningLimit(taskType: string, plan: string): number {
+      const task = file.taskTypes?.[taskType];
+      return task?.plans?.[plan]?.runningPerOwner ?? task?.runningPerOwner ?? file.plans?.[plan]?.runningPerOwner ?? defaults.runningPerOwner ?? DEFAULT_RUNNING_PER_OWNER;
+    },
+    admissionRate(taskType: string, plan: string): AdmissionRate | undefined {
+      const task = file.taskTypes?.[taskType];
+      return task?.plans?.[plan]?.rate ?? task?.rate ?? file.plans?.[plan]?.rate;
+    },
+    runningLimitsByPlan:
+      Object.values(file.plans ?? {}).some((plan) => plan.runningPerOwner !== undefined) ||
+      Object.values(file.taskTypes ?? {}).some((task) => Object.values(task.plans ?? {}).some((plan) => plan.runningPerOwner !== undefined)),
     routeLimit: (route: string) => routes[route],
     routes,
     retryAfterSeconds: defaults.retryAfterSeconds,
@@ -78,7 +134,8 @@ export function capacityPolicy(defaults: { perOwner: number; global: number; ret
 }
 
 /**
- * Reads the capacity configuration: `CAPACITY_PER_OWNER`, `CAPACITY_GLOBAL`, `CAPACITY_RETRY_AFTER_SECONDS` and, when
+ * Reads the capacity configuration: `CAPACITY_PER_OWNER`, `CAPACITY_GLOBAL`, `CAPACITY_RUNNING_PER_OWNER`,
+ * `CAPACITY_RETRY_AFTER_SECONDS` and, when
  * `CAPACITY_CONFIG_FILE` is set, that JSON file validated by {@link CapacityFileSchema}.
  * @throws {ConfigError} when the file cannot be read, is not JSON, or fails the schema.
  */
@@ -99,7 +156,12 @@ export function loadCapacityPolicy(config: Config): CapacityPolicy {
     file = parsed.data;
   }
   return capacityPolicy(
-    { perOwner: config.CAPACITY_PER_OWNER, global: config.CAPACITY_GLOBAL, retryAfterSeconds: config.CAPACITY_RETRY_AFTER_SECONDS },
+    {
+      perOwner: config.CAPACITY_PER_OWNER,
+      global: config.CAPACITY_GLOBAL,
+      retryAfterSeconds: config.CAPACITY_RETRY_AFTER_SECONDS,
+      runningPerOwner: config.CAPACITY_RUNNING_PER_OWNER,
+    },
     file,
   );
 }

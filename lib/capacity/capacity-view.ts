@@ -2,19 +2,43 @@ import { z } from 'zod';
 import type { Store } from '../db/store.js';
 import { findPlansOf } from '../owners/owner-settings.repository.js';
 import { DEFAULT_OWNER_SETTINGS } from '../owners/owner-settings.js';
-import { countPoolSlots, GLOBAL_POOL_PREFIX, mostHeldPools, OWNER_POOL_PREFIX, ROUTE_POOL_PREFIX, type PoolCount } from './capacity.repository.js';
+import {
+  countPoolSlots,
+  GLOBAL_POOL_PREFIX,
+  heldByTaskType,
+  mostHeldPools,
+  OWNER_POOL_PREFIX,
+  ROUTE_POOL_PREFIX,
+  RUNNING_POOL_PREFIX,
+  type PoolCount,
+} from './capacity.repository.js';
 import type { CapacityPolicy } from './capacity-policy.js';
 
-/** How many owner pools the capacity view lists: those holding the most slots. */
+/**
+ * How many owner pools the capacity view lists, and how many running pools: in each kind, those holding the most
+ * slots.
+ */
 export const MAX_OWNER_POOLS = 50;
 
-/** The kinds of capacity pool (docs/design.md §4): per task type for everyone, per task type and owner, per execution route. */
-export const POOL_KINDS = ['global', 'owner', 'route'] as const;
+/**
+ * How many task types `runningByTaskType` of the capacity view lists at most (those running the most): a bound, not a
+ * cut — task types come from the registry, far fewer.
+ */
+export const MAX_RUNNING_TASK_TYPES = 100;
+
+/**
+ * The kinds of capacity pool (docs/design.md §4): per task type for everyone (`global`), per task type and owner
+ * (`owner`: active operations), per execution route (`route`: running attempts), per task type and owner running at
+ * once (`running`: the owner's running limit, fair share).
+ */
+export const POOL_KINDS = ['global', 'owner', 'route', 'running'] as const;
 
 /**
  * One capacity pool as an operator sees it: its key (`global:<task type>`, `owner:<task type>:<owner>`,
- * `route:<route>`), its kind, `slots` — its limit under the current configuration (an owner pool: the owner's plan's) —
- * and `held`, the slots operations hold now (it may exceed `slots` just after a limit was lowered).
+ * `route:<route>`, `running:<task type>:<owner>`), its kind, `slots` — its limit under the current configuration (an
+ * owner pool: the owner's plan's admission limit; a running pool: the owner's plan's running limit,
+ * `CapacityPolicy.runningLimit`) — and `held`, the slots operations hold now (it may exceed `slots` just after a limit
+ * was lowered).
  */
 export const CapacityPoolViewSchema = z.strictObject({
   poolKey: z.string(),
@@ -27,18 +51,36 @@ export const CapacityPoolViewSchema = z.strictObject({
 export type CapacityPoolView = z.infer<typeof CapacityPoolViewSchema>;
 
 /**
- * Body of `GET /api/ops/capacity`: every global pool in use (by key), every route pool configured or in use
- * (by key), then the {@link MAX_OWNER_POOLS} owner pools holding the most slots (most first, ties by key; an owner pool
- * holding nothing is not listed).
+ * Everyone's running attempts of one task type, summed over every owner's running pool (not only the listed ones):
+ * `running` slots held, by `owners` owners (running pools holding at least one slot).
  */
-export const CapacityViewSchema = z.strictObject({ pools: z.array(CapacityPoolViewSchema) }).meta({ id: 'CapacityView' });
+export const RunningTotalViewSchema = z.strictObject({
+  taskType: z.string(),
+  running: z.number().int().min(0),
+  owners: z.number().int().min(0),
+});
+
+/** See {@link RunningTotalViewSchema}. */
+export type RunningTotalView = z.infer<typeof RunningTotalViewSchema>;
+
+/**
+ * Body of `GET /api/ops/capacity`. `pools`, in this order: every global pool in use (by key), every route pool
+ * configured or in use (by key), the {@link MAX_OWNER_POOLS} owner pools holding the most slots, then the
+ * {@link MAX_OWNER_POOLS} running pools holding the most slots (each of the last two most first, ties by key; a pool
+ * holding nothing is not listed). `runningByTaskType`: per task type with anything running, the sum over every
+ * running pool (so what the 50 listed running pools leave out still counts), most running first, ties by task type, at
+ * most {@link MAX_RUNNING_TASK_TYPES}. Bounded: global pools one per task type, route pools one per route.
+ */
+export const CapacityViewSchema = z
+  .strictObject({ pools: z.array(CapacityPoolViewSchema), runningByTaskType: z.array(RunningTotalViewSchema) })
+  .meta({ id: 'CapacityView' });
 
 /** See {@link CapacityViewSchema}. */
 export type CapacityView = z.infer<typeof CapacityViewSchema>;
 
-/** `<task type>` and `<owner>` of an owner pool key (a task type never holds a `:`). */
-function ownerPoolParts(poolKey: string): { taskType: string; ownerUserId: string } {
-  const rest = poolKey.slice(OWNER_POOL_PREFIX.length);
+/** `<task type>` and `<owner>` of an owner or running pool key (`<prefix><task type>:<owner>`; a task type never holds a `:`). */
+function perOwnerPoolParts(prefix: string, poolKey: string): { taskType: string; ownerUserId: string } {
+  const rest = poolKey.slice(prefix.length);
   const colon = rest.indexOf(':');
   return { taskType: rest.slice(0, colon), ownerUserId: rest.slice(colon + 1) };
 }
@@ -56,14 +98,23 @@ function routePools(inUse: readonly PoolCount[], capacity: CapacityPolicy): Capa
 
 /**
  * The capacity pools and how full they are (docs/design.md §4; operators only: the route needs `ops:read`), with limits from
- * `capacity` (the running configuration): see {@link CapacityViewSchema}. Four reads: global pools and route pools
- * (primary-key ranges), the fullest owner pools (held slots only), and those owners' plans.
+ * `capacity` (the running configuration): see {@link CapacityViewSchema}. Six reads, each on its own (no transaction:
+ * the totals may differ from the listed pools by claims in between): global pools and route pools (primary-key ranges),
+ * the fullest owner pools and the fullest running pools (held slots only), the running totals per task type (held
+ * running slots only, grouped in SQL), and the plans of the listed owners (one read for both kinds).
  */
 export async function getCapacityView(store: Store, capacity: CapacityPolicy): Promise<CapacityView> {
   const globals = await countPoolSlots(store, GLOBAL_POOL_PREFIX);
   const routes = await countPoolSlots(store, ROUTE_POOL_PREFIX);
   const owners = await mostHeldPools(store, OWNER_POOL_PREFIX, MAX_OWNER_POOLS);
-  const plans = await findPlansOf(store, [...new Set(owners.map((pool) => ownerPoolParts(pool.poolKey).ownerUserId))]);
+  const running = await mostHeldPools(store, RUNNING_POOL_PREFIX, MAX_OWNER_POOLS);
+  const totals = await heldByTaskType(store, RUNNING_POOL_PREFIX, MAX_RUNNING_TASK_TYPES);
+  const ownerIds = [
+    ...owners.map((pool) => perOwnerPoolParts(OWNER_POOL_PREFIX, pool.poolKey).ownerUserId),
+    ...running.map((pool) => perOwnerPoolParts(RUNNING_POOL_PREFIX, pool.poolKey).ownerUserId),
+  ];
+  const plans = await findPlansOf(store, [...new Set(ownerIds)]);
+  const planOf = (ownerUserId: string) => plans.get(ownerUserId) ?? DEFAULT_OWNER_SETTINGS.plan;
   return {
     pools: [
       ...globals.map((pool): CapacityPoolView => {
@@ -73,10 +124,14 @@ export async function getCapacityView(store: Store, capacity: CapacityPolicy): P
       }),
       ...routePools(routes, capacity),
       ...owners.map((pool): CapacityPoolView => {
-        const { taskType, ownerUserId } = ownerPoolParts(pool.poolKey);
-        const plan = plans.get(ownerUserId) ?? DEFAULT_OWNER_SETTINGS.plan;
-        return { poolKey: pool.poolKey, kind: 'owner', slots: capacity.admissionLimits(taskType, plan).perOwner, held: pool.held };
+        const { taskType, ownerUserId } = perOwnerPoolParts(OWNER_POOL_PREFIX, pool.poolKey);
+        return { poolKey: pool.poolKey, kind: 'owner', slots: capacity.admissionLimits(taskType, planOf(ownerUserId)).perOwner, held: pool.held };
+      }),
+      ...running.map((pool): CapacityPoolView => {
+        const { taskType, ownerUserId } = perOwnerPoolParts(RUNNING_POOL_PREFIX, pool.poolKey);
+        return { poolKey: pool.poolKey, kind: 'running', slots: capacity.runningLimit(taskType, planOf(ownerUserId)), held: pool.held };
       }),
     ],
+    runningByTaskType: totals.map((total) => ({ taskType: total.taskType, running: total.held, owners: total.pools })),
   };
 }

@@ -12,6 +12,15 @@ import { ACTIVE_STATUSES } from '../operations/lifecycle/operation-status.js';
 /** Prefix of execution (route) pools: their slots are held only while an attempt runs. */
 export const ROUTE_POOL_PREFIX = 'route:';
 
+/**
+ * Prefix of the per-owner running pools (`running:<task type>:<owner>`): like route pools, execution pools — their
+ * slots are held only while an attempt runs (docs/design.md §4, fair share).
+ */
+export const RUNNING_POOL_PREFIX = 'running:';
+
+/** Prefixes of the execution pools, whose slots an attempt gives back when it leaves `running`. */
+export const EXECUTION_POOL_PREFIXES: readonly string[] = Object.freeze([ROUTE_POOL_PREFIX, RUNNING_POOL_PREFIX]);
+
 /** Prefix of the per-task-type global admission pools (`global:<task type>`). */
 export const GLOBAL_POOL_PREFIX = 'global:';
 
@@ -33,7 +42,7 @@ export async function insertMissingSlots(ctx: DbContext, poolKey: string, from: 
 }
 
 /**
- * The first free slot of the pool numbered in `[from, below)` (callers keep `below` at most the pool's limit: slots at
+ * The first `count` free slots of the pool numbered in `[from, below)` (default one) (callers keep `below` at most the pool's limit: slots at
  * or above a lowered limit are never handed out again), locked with `FOR UPDATE SKIP LOCKED` on MariaDB so concurrent
  * reservers take different slots.
  *
@@ -46,12 +55,18 @@ export async function insertMissingSlots(ctx: DbContext, poolKey: string, from: 
  * and a full one (a 429) all of it. SQLite has neither `SKIP LOCKED` nor index hints and reads it the plain way (one
  * writer at a time).
  */
-export async function selectFreeSlot(ctx: TxContext, poolKey: string, range: { readonly from: number; readonly below: number }, skipLocked: boolean): Promise<number | undefined> {
+export async function selectFreeSlots(
+  ctx: TxContext,
+  poolKey: string,
+  range: { readonly from: number; readonly below: number },
+  skipLocked: boolean,
+  count = 1,
+): Promise<number[]> {
   if (skipLocked) {
     const { rows } = await sql<{ slot_no: number }>`SELECT slot_no FROM capacity_slots FORCE INDEX (PRIMARY)
       WHERE pool_key = ${poolKey} AND operation_id IS NULL AND slot_no >= ${range.from} AND slot_no < ${range.below}
-      ORDER BY slot_no LIMIT 1 FOR UPDATE SKIP LOCKED`.execute(ctx.db);
-    return rows[0]?.slot_no;
+      ORDER BY slot_no LIMIT ${count} FOR UPDATE SKIP LOCKED`.execute(ctx.db);
+    return rows.map((row) => row.slot_no);
   }
   const select = ctx.db
     .selectFrom('capacity_slots')
@@ -61,8 +76,8 @@ export async function selectFreeSlot(ctx: TxContext, poolKey: string, range: { r
     .where('slot_no', '>=', range.from)
     .where('slot_no', '<', range.below)
     .orderBy('slot_no')
-    .limit(1);
-  return (await select.executeTakeFirst())?.slot_no;
+    .limit(count);
+  return (await select.execute()).map((row) => row.slot_no);
 }
 
 /** One slot of one pool. */
@@ -87,25 +102,26 @@ export async function takeSlots(ctx: TxContext, slots: readonly SlotKey[], opera
 }
 
 /**
- * Frees every slot the listed operations hold, or with `routesOnly` only their execution (route) slots. Returns rows
- * freed.
+ * Frees every slot the listed operations hold, or with `executionOnly` only their execution (route and running) slots.
+ * Returns rows freed.
  */
-export async function releaseSlotsOf(ctx: TxContext, operationIds: readonly string[], routesOnly: boolean): Promise<number> {
+export async function releaseSlotsOf(ctx: TxContext, operationIds: readonly string[], executionOnly: boolean): Promise<number> {
   if (operationIds.length === 0) return 0;
   let update = ctx.db.updateTable('capacity_slots').set({ operation_id: null, reserved_at: null }).where('operation_id', 'in', operationIds);
-  if (routesOnly) update = update.where('pool_key', 'like', `${ROUTE_POOL_PREFIX}%`);
+  if (executionOnly) update = update.where((eb) => eb.or(EXECUTION_POOL_PREFIXES.map((prefix) => eb('pool_key', 'like', `${prefix}%`))));
   return Number((await update.executeTakeFirst()).numUpdatedRows);
 }
 
 /**
- * The condition "this held slot is leaked": its operation is gone or terminal, or it is a route slot whose operation is
- * no longer running.
+ * The condition "this held slot is leaked": its operation is gone or terminal, or it is an execution (route or
+ * running) slot whose operation is no longer running.
  */
 const leaked = sql<boolean>`not exists (
   select 1 from operations o
   where o.id = capacity_slots.operation_id
     and o.status in (${sql.join(ACTIVE_STATUSES)})
-    and (capacity_slots.pool_key not like ${`${ROUTE_POOL_PREFIX}%`} or o.status = 'running'))`;
+    and ((capacity_slots.pool_key not like ${`${ROUTE_POOL_PREFIX}%`} and capacity_slots.pool_key not like ${`${RUNNING_POOL_PREFIX}%`})
+      or o.status = 'running'))`;
 
 /** Holders of up to `limit` leaked slots (see {@link freeLeakedSlots}). */
 export async function selectLeakedHolders(ctx: TxContext, limit: number): Promise<string[]> {
@@ -170,4 +186,36 @@ export async function mostHeldPools(ctx: DbContext, prefix: string, limit: numbe
     .limit(limit)
     .execute();
   return rows.map((row) => ({ poolKey: row.pool_key, held: Number(row.held) }));
+}
+
+/** Held slots of the `<prefix><task type>:<owner>` pools of one task type, as {@link heldByTaskType} reads them. */
+export interface TaskTypeHeld {
+  readonly taskType: string;
+  /** Slots held in those pools. */
+  readonly held: number;
+  /** Those pools holding at least one slot (one per owner). */
+  readonly pools: number;
+}
+
+/**
+ * Held slots per task type of the per-owner pools whose key is `<prefix><task type>:<owner>` (`owner:`, `running:`),
+ * the `limit` task types holding the most first (ties by task type). One read of held slots only, grouped in SQL
+ * (`substr`/`instr`, the same on MariaDB and SQLite; a task type never holds a `:`), as {@link mostHeldPools}: its cost
+ * follows the slots held, and it returns one row per task type, never one per owner.
+ */
+export async function heldByTaskType(ctx: DbContext, prefix: string, limit: number): Promise<TaskTypeHeld[]> {
+  const start = prefix.length + 1;
+  const taskType = sql<string>`substr(pool_key, ${sql.lit(start)}, instr(substr(pool_key, ${sql.lit(start)}), ':') - 1)`;
+  const held = sql<number | string>`count(*)`;
+  const rows = await ctx.db
+    .selectFrom('capacity_slots')
+    .select([taskType.as('task_type'), held.as('held'), sql<number | string>`count(distinct pool_key)`.as('pools')])
+    .where('operation_id', 'is not', null)
+    .where('pool_key', 'like', `${prefix}%`)
+    .groupBy(taskType)
+    .orderBy(held, 'desc')
+    .orderBy(taskType)
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ taskType: row.task_type, held: Number(row.held), pools: Number(row.pools) }));
 }

@@ -7,7 +7,8 @@ import {
   OWNER_POOL_PREFIX,
   releaseSlotsOf,
   ROUTE_POOL_PREFIX,
-  selectFreeSlot,
+  RUNNING_POOL_PREFIX,
+  selectFreeSlots,
   slotExists,
   takeSlots,
 } from './capacity.repository.js';
@@ -22,6 +23,11 @@ export function ownerPoolKey(taskType: string, ownerUserId: string): string {
 /** Pool of everyone's active operations of one task type. */
 export function globalPoolKey(taskType: string): string {
   return `${GLOBAL_POOL_PREFIX}${taskType}`;
+}
+
+/** Pool of one owner's running attempts of one task type (the running limit, docs/design.md §4 fair share). */
+export function runningPoolKey(taskType: string, ownerUserId: string): string {
+  return `${RUNNING_POOL_PREFIX}${taskType}:${ownerUserId}`;
 }
 
 /** Pool of running attempts on one execution route (e.g. `route:local-model`). */
@@ -77,16 +83,41 @@ export async function reserveSlot(tx: TxContext, skipLocked: boolean, poolKey: s
  * the front of a busy pool first (`npm run bench`: over 1,000 rows read per reservation at 300 admissions/s).
  */
 async function findFreeSlot(tx: TxContext, skipLocked: boolean, pool: { readonly key: string; readonly limit: number }): Promise<number | undefined> {
-  const start = Math.floor(Math.random() * pool.limit);
-  const slot = await selectFreeSlot(tx, pool.key, { from: start, below: pool.limit }, skipLocked);
-  if (slot !== undefined || start === 0) return slot;
-  return selectFreeSlot(tx, pool.key, { from: 0, below: start }, skipLocked);
+  return (await lockFreeSlots(tx, skipLocked, pool, 1))[0];
 }
 
-/** The two admission pools of an operation and their limits. */
+/**
+ * Up to `count` free slots of the pool (below its `limit`), locked for the caller's transaction on MariaDB (`SKIP
+ * LOCKED`: slots another reserver holds locked count as taken), from a random start wrapping around, as
+ * {@link findFreeSlot}. Fewer (or none) when the pool has fewer free. The caller takes the ones it uses with
+ * {@link takeSlot}; the rest stay free.
+ */
+export async function lockFreeSlots(tx: TxContext, skipLocked: boolean, pool: { readonly key: string; readonly limit: number }, count: number): Promise<number[]> {
+  if (count <= 0) return [];
+  const start = Math.floor(Math.random() * pool.limit);
+  const slots = await selectFreeSlots(tx, pool.key, { from: start, below: pool.limit }, skipLocked, count);
+  if (slots.length >= count || start === 0) return slots;
+  return [...slots, ...(await selectFreeSlots(tx, pool.key, { from: 0, below: start }, skipLocked, count - slots.length))];
+}
+
+/**
+ * Gives one slot locked by {@link lockFreeSlots} to `operationId` in the caller's transaction.
+ * @throws {Error} when the slot was taken anyway (an invariant broken: it was locked and free); nothing is kept.
+ */
+export async function takeSlot(tx: TxContext, poolKey: string, slotNo: number, operationId: string): Promise<void> {
+  if ((await takeSlots(tx, [{ poolKey, slotNo }], operationId)) !== 1) throw new Error(`Capacity slot ${poolKey}#${slotNo} changed under its lock`);
+}
+
+/** Whether the pool has all its slot rows for `limit` (a primary-key lookup of the last one). */
+export function poolComplete(store: Store | TxContext, poolKey: string, limit: number): Promise<boolean> {
+  return slotExists(store, poolKey, limit - 1);
+}
+
+/** The two admission pools of an operation and their limits, and the owner's running pool its claims will use. */
 export interface AdmissionPools {
   readonly owner: { readonly key: string; readonly limit: number };
   readonly global: { readonly key: string; readonly limit: number };
+  readonly running: { readonly key: string; readonly limit: number };
   readonly retryAfterSeconds: number;
 }
 
@@ -134,7 +165,8 @@ export async function restoreMissingPools(store: Store, pools: AdmissionPools): 
 }
 
 /**
- * Resolves (and creates, if new) the admission pools for an owner on `plan` admitting `taskType`. A pool this process
+ * Resolves (and creates, if new) the admission pools for an owner on `plan` admitting `taskType`, and the owner's
+ * running pool for that task type (so its first claim finds the slot rows in place). A pool this process
  * already saw complete is not looked up again (see {@link restoreMissingPools} for the full path).
  */
 export async function prepareAdmissionPools(
@@ -148,10 +180,12 @@ export async function prepareAdmissionPools(
   const pools: AdmissionPools = {
     owner: { key: ownerPoolKey(taskType, ownerUserId), limit: limits.perOwner },
     global: { key: globalPoolKey(taskType), limit: limits.global },
+    running: { key: runningPoolKey(taskType, ownerUserId), limit: capacity.runningLimit(taskType, plan) },
     retryAfterSeconds: capacity.retryAfterSeconds,
   };
   await ensureAdmissionPool(store, pools.owner);
   await ensureAdmissionPool(store, pools.global);
+  await ensureAdmissionPool(store, pools.running);
   return pools;
 }
 
@@ -182,7 +216,8 @@ export async function reserveAdmission(tx: TxContext, skipLocked: boolean, pools
 
 /**
  * Releases capacity in the caller's transaction: `all` at a terminal transition (admission and execution slots),
- * `execution` when an attempt ends without ending the operation (retry wait, lease loss). Returns slots freed.
+ * `execution` when an attempt ends without ending the operation (retry wait, lease loss): its route slot and its
+ * owner's running slot. Returns slots freed.
  */
 export function releaseCapacity(tx: TxContext, operationIds: readonly string[], scope: 'all' | 'execution'): Promise<number> {
   return releaseSlotsOf(tx, operationIds, scope === 'execution');

@@ -92,6 +92,30 @@ export interface CapacitySlotsTable {
   reserved_at: string | null;
 }
 
+/**
+ * One (task type, owner) that may have claimable work, in the fair claim order (docs/design.md §4); see
+ * `lib/operations/lease/owner-turns.repository.ts`.
+ */
+export interface OwnerTurnsTable {
+  task_type: string;
+  owner_user_id: string;
+  ready_at: string;
+  served_at: string;
+  work_seq: number;
+}
+
+/**
+ * One admission token bucket per (task type, owner) (docs/design.md §4, admission rate); see
+ * `lib/capacity/admission-bucket.repository.ts`. `milli_tokens`: tokens left in thousandths (an admission spends 1000);
+ * `refilled_at`: the database-clock instant up to which refill has been credited.
+ */
+export interface AdmissionBucketsTable {
+  task_type: string;
+  owner_user_id: string;
+  milli_tokens: number;
+  refilled_at: string;
+}
+
 /** A durable recovery operation (docs/design.md §8); see `lib/recovery/`. */
 export interface RecoveryOperationsTable {
   id: string;
@@ -195,6 +219,8 @@ export interface Database {
   sweeper_runs: SweeperRunsTable;
   owner_settings: OwnerSettingsTable;
   capacity_slots: CapacitySlotsTable;
+  owner_turns: OwnerTurnsTable;
+  admission_buckets: AdmissionBucketsTable;
   jobs: JobsTable;
   ai_workspace_notes: AiWorkspaceNotesTable;
 }

@@ -24,7 +24,10 @@ export const ADMISSION_PROBLEMS = {
   400: 'Missing or malformed `Idempotency-Key`, or an invalid body, task type or params.',
   403: 'The owner is not entitled to the task type (plan or `aiEnabled`); nothing was written.',
   422: 'The `Idempotency-Key` was already used for a different request.',
-  429: 'A capacity limit (the owner’s or the service’s) is full; retry after `Retry-After` seconds. A replayed key is never refused for capacity.',
+  429:
+    'A capacity limit (the owner’s or the service’s) is full (`code: capacity_exhausted`), or the owner is admitting this task type ' +
+    'faster than its admission rate allows (`code: rate_limited`: the owner’s token bucket is empty; `Retry-After` is the wait until ' +
+    'it holds a token again). Retry after `Retry-After` seconds; nothing was written. A replayed key is never refused for capacity or rate.',
 } as const satisfies { readonly [S in ProblemStatus]?: string };
 
 /** The rules of the `Idempotency-Key` and of replay, in CommonMark: the start of every admitting route's description. */

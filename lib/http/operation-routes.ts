@@ -27,7 +27,8 @@ const operationIdParam = z.strictObject({
  * - `POST /api/operations` — header `Idempotency-Key` (1–128 of `[A-Za-z0-9._:-]`), body
  *   `{taskType, subject: {type, id}, params?}`. New: **202** + `Location: /api/operations/{id}`. Replay of the same
  *   request under the same key: **200** + `Idempotent-Replayed: true` (IETF `Idempotency-Key` header draft), even
- *   when capacity is full. Not entitled: 403; a capacity limit full: 429 + `Retry-After` (docs/design.md §4).
+ *   when capacity is full. Not entitled: 403; a capacity limit full (`capacity_exhausted`) or the owner's admission
+ *   rate bucket empty (`rate_limited`): 429 + `Retry-After` (docs/design.md §4).
  * - `GET /api/operations?status=&taskType=&limit=&cursor=` — 200 `{items, nextCursor}`, newest first.
  * - `GET /api/operations/{id}` — 200 the operation.
  * - `POST /api/operations/{id}/cancel` — 200 the operation (`cancelled`, or `running` with `cancelRequested`).

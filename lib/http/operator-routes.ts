@@ -57,7 +57,8 @@ const LACKS_WRITE = 'The caller’s token lacks the `ops:write` scope.';
  * - `GET /api/ops/operations/{id}` — 200 `{operation, timeline, notifications}`.
  * - `POST /api/ops/operations/{id}/cancel` — 200 the operator view after the owner's cancel, on their behalf.
  * - `POST /api/ops/operations/{id}/retry` — 202 the operator view after the owner's retry, on their behalf.
- * - `GET /api/ops/capacity` — 200 `{pools}`: global, route and the 50 fullest owner pools.
+ * - `GET /api/ops/capacity` — 200 `{pools, runningByTaskType}`: global, route, the 50 fullest owner pools and the 50
+ *   fullest running pools (running per owner); running attempts per task type.
  * - `GET /api/ops/recovery?state=&limit=` — 200 `{items}`, the unresolved recovery operations with chain verdicts.
  * - `POST /api/ops/recovery/{id}/resolve-unknown` — body `UnknownResolution`; 200 `{id, state}`.
  * - `POST /api/ops/dlq/redrive` — optional body `{maxMessages}`; 200 `{moved, skipped, rejected}`.
@@ -159,8 +160,10 @@ export const OPERATOR_ROUTES: readonly OperatorRoute[] = [
       operationId: 'getCapacity',
       tag: 'operators',
       summary: 'Capacity pools and how full they are (operators only)',
-      description: `${OPS_READ_ONLY} Every global pool in use, every route pool, and the 50 owner pools holding the most slots (ties by key); \`slots\` is the configured limit.`,
-      success: { 200: { description: 'The pools.', schema: CapacityViewSchema } },
+      description:
+        `${OPS_READ_ONLY} \`pools\`: every global pool in use, every route pool, the 50 owner pools holding the most slots, then the 50 running pools \`running:<task type>:<owner>\` holding the most (each most first, ties by key; a pool holding nothing is left out); \`slots\` is the configured limit (owner and running pools: under the owner’s plan). ` +
+        '`runningByTaskType`: per task type, the running attempts summed over every owner (`running`) and the owners running any (`owners`), most first.',
+      success: { 200: { description: 'The pools and the running totals per task type.', schema: CapacityViewSchema } },
       problems: { 404: LACKS_READ },
     },
     async handle(deps) {

@@ -10,6 +10,7 @@ import {
   JobNotFoundError,
   NotEntitledError,
   OperationNotFoundError,
+  RateLimitedError,
   RetryLimitReachedError,
   SecretInEvidenceError,
   SnapshotNotFoundError,
@@ -67,7 +68,8 @@ type ErrorClass = abstract new (...args: never[]) => DurableOpsError;
 
 /**
  * The one table from error class to HTTP status (statuses from docs/design.md §7 and §4 — 403 for a missing
- * entitlement, 429 for exhausted capacity — and, for a reused key, the IETF `Idempotency-Key` header draft §2.7; the
+ * entitlement, 429 for exhausted capacity or an empty admission rate bucket (`rate_limited`) — and, for a reused key,
+ * the IETF `Idempotency-Key` header draft §2.7; the
  * recovery ledger's refusals of the operator routes, docs/design.md §8: 400 evidence, 404 unknown id, 409 state, lease or chain).
  * Typed errors absent here (`LeaseLostError`, `ScopeViolationError`, `ConfigError`) are server faults if they ever
  * reach the API: they answer the generic 500.
@@ -96,6 +98,7 @@ const STATUS_OF: ReadonlyArray<{ readonly error: ErrorClass; readonly status: nu
   { error: ContentTooLargeError, status: 413, title: 'Content too large' },
   { error: IdempotencyKeyReusedError, status: 422, title: 'Idempotency-Key reused' },
   { error: CapacityExhaustedError, status: 429, title: 'Too many active operations' },
+  { error: RateLimitedError, status: 429, title: 'Too many admissions' },
 ];
 
 /** The body of every 500: generic, so no internal text (SQL, driver messages, stack) ever reaches a client. */
@@ -115,6 +118,9 @@ function headersOf(error: DurableOpsError): Record<string, string> {
   // RFC 6585 §4 and RFC 9110 §10.2.3: a 429 may say, in delay-seconds, when to try again. Only the configured delay
   // is sent — never a pool's size or how many slots other owners hold.
   if (error instanceof CapacityExhaustedError) return { 'retry-after': String(error.retryAfterSeconds) };
+  // The rate limit's 429: the wait until the owner's bucket holds a whole token again (docs/design.md §4) — a time
+  // derived from their own bucket, never its size or what is left in it.
+  if (error instanceof RateLimitedError) return { 'retry-after': String(error.retryAfterSeconds) };
   return {};
 }
 

@@ -34,8 +34,9 @@ export interface LocalStack {
  * unless `SQS_QUEUE_URL` points at a real or emulated queue; then results and the DLQ follow the configuration), the
  * same API, worker and sweeper handlers as the Lambdas —
  * the API behind a local HTTP server that verifies dev JWTs as the API Gateway JWT authorizer would, the worker fed
- * by an SQS poller honouring partial batch responses, the sweeper on a `SWEEP_INTERVAL_SECONDS` timer. With
- * `AI_TASKS=1` it also serves the Lambda Invoke API and, unless `MODEL_LOCAL_URL` is set, a deterministic stand-in
+ * by an SQS poller honouring partial batch responses — with serverless.yml's execution model, one message per
+ * invocation and at most 10 invocations at once (`SQS_POLLER_DEFAULTS`) — the sweeper on a `SWEEP_INTERVAL_SECONDS`
+ * timer. With `AI_TASKS=1` it also serves the Lambda Invoke API and, unless `MODEL_LOCAL_URL` is set, a deterministic stand-in
  * model (see `startLocalModels`).
  *
  * Every part logs through `observability.logger` — the same Powertools JSON lines as the Lambdas — and the handlers use

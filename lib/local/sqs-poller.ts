@@ -25,11 +25,19 @@ export interface SqsPollerOptions {
   /** The exact queue URL SQS (or fauxqs) issued. */
   queueUrl: string;
   handler: SqsBatchHandler;
-  /** Messages per invocation, 1–10 (the ReceiveMessage limit). @default 10 */
+  /**
+   * Messages per invocation, 1–10 (the ReceiveMessage limit). @default 1 — {@link SQS_POLLER_DEFAULTS}, as serverless.yml
+   * deploys the worker (`workerBatchSize`): an invocation lives as long as its slowest record, so with more than one
+   * a long run holds back the short ones received with it and, once every invocation holds one, every wake-up after it.
+   */
   batchSize?: number;
   /** Long-poll wait per ReceiveMessage, in **seconds**, 1–20 (0 is refused: it would busy-loop). @default 1 */
   waitTimeSeconds?: number;
-  /** Batches whose invocations may run at once, 1–100 (the ESM `maximumConcurrency` analogue). @default 4 */
+  /**
+   * Batches whose invocations may run at once, 1–100 (the ESM `maximumConcurrency` analogue). @default 10 —
+   * {@link SQS_POLLER_DEFAULTS}, serverless.yml's `workerMaxConcurrency`; with one message per invocation, the most runs
+   * at once (README "Sizing the worker").
+   */
   maxConcurrentBatches?: number;
   /** The simulated Lambda timeout, in **ms**, 1–900000; `context.getRemainingTimeInMillis()` counts down from it. @default 900000 */
   functionTimeoutMs?: number;
@@ -47,11 +55,19 @@ export interface SqsPoller {
   stop(): Promise<void>;
 }
 
+/**
+ * The defaults of {@link SqsPollerOptions}: the worker as serverless.yml deploys it — one message per invocation
+ * (`custom.workerBatchSize`) and at most 10 invocations at once (`workerMaxConcurrency`), so the local stack has the
+ * deployment's execution model: W = 10 runs at once, one long run blocking only its own invocation.
+ * `test/deploy/serverless-package.test.ts` checks that the packaged template matches.
+ */
+export const SQS_POLLER_DEFAULTS = Object.freeze({ batchSize: 1, waitTimeSeconds: 1, maxConcurrentBatches: 10, functionTimeoutMs: 900_000 });
+
 const SettingsSchema = z.object({
-  batchSize: z.number().int().min(1).max(10).default(10),
-  waitTimeSeconds: z.number().int().min(1).max(20).default(1),
-  maxConcurrentBatches: z.number().int().min(1).max(100).default(4),
-  functionTimeoutMs: z.number().int().min(1).max(900_000).default(900_000),
+  batchSize: z.number().int().min(1).max(10).default(SQS_POLLER_DEFAULTS.batchSize),
+  waitTimeSeconds: z.number().int().min(1).max(20).default(SQS_POLLER_DEFAULTS.waitTimeSeconds),
+  maxConcurrentBatches: z.number().int().min(1).max(100).default(SQS_POLLER_DEFAULTS.maxConcurrentBatches),
+  functionTimeoutMs: z.number().int().min(1).max(900_000).default(SQS_POLLER_DEFAULTS.functionTimeoutMs),
 });
 type Settings = z.infer<typeof SettingsSchema>;
 
@@ -73,7 +89,9 @@ const BatchResponseSchema = z
  * only the records not listed in `batchItemFailures`. A throw, a timeout (past `functionTimeoutMs`), or an
  * invalid response (an unknown or empty `itemIdentifier`, or anything but an object) deletes **nothing**, so
  * the messages return after the visibility timeout and reach the DLQ after `maxReceiveCount` receives.
- * Up to `maxConcurrentBatches` invocations run at once. Receive errors are logged and retried with backoff.
+ * Up to `maxConcurrentBatches` invocations run at once; while all are busy nothing is received, so a waiting message
+ * goes to the next invocation that ends (by default each invocation holds one message: {@link SQS_POLLER_DEFAULTS}).
+ * Receive errors are logged and retried with backoff.
  *
  * ```
  * receive ──▶ invoke(batch) ──▶ delete records not in batchItemFailures

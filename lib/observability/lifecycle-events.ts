@@ -31,6 +31,7 @@ interface AttemptFields extends OperationFields {
 export type LifecycleEvent =
   | (OperationFields & { readonly event: 'operation_admitted' | 'operation_replayed' | 'operation_reused'; readonly status: OperationStatus })
   | { readonly event: 'capacity_rejected'; readonly taskType: string; readonly pool: 'owner' | 'global'; readonly operationId?: string }
+  | { readonly event: 'rate_limited'; readonly taskType: string; readonly operationId?: string }
   | (OperationFields & { readonly event: 'operation_claimed'; readonly attempt: number; readonly route?: 'local' | 'external' })
   | (AttemptFields & { readonly event: 'operation_succeeded' | 'lease_lost' })
   | (AttemptFields & { readonly event: 'operation_failed'; readonly failureCode: FailureCode })
@@ -68,6 +69,7 @@ const SPECS: Readonly<Record<LifecycleEventName, EventSpec>> = Object.freeze({
   operation_replayed: { message: 'admission replayed: same owner, key and request', level: 'info', metric: MetricName.OperationReplayed },
   operation_reused: { message: 'admission answered with the active operation on its subject', level: 'info', metric: MetricName.OperationReused },
   capacity_rejected: { message: 'capacity full: nothing admitted', level: 'info', metric: MetricName.CapacityRejected },
+  rate_limited: { message: 'admission rate limit reached: nothing admitted', level: 'info', metric: MetricName.RateLimited },
   operation_claimed: { message: 'operation claimed', level: 'info', metric: MetricName.OperationClaimed, fields: { status: 'running' } },
   operation_succeeded: { message: 'operation succeeded', level: 'info', metric: MetricName.OperationSucceeded, fields: { status: 'succeeded' } },
   operation_failed: { message: 'operation failed', level: 'info', metric: MetricName.OperationFailed, fields: { status: 'failed' } },

@@ -9,6 +9,7 @@ import { deleteKeyAliasesOf } from '../operations/store/key-alias.repository.js'
 import { deleteEventsOf } from '../operations/store/operation-event.repository.js';
 import { deleteOperations, selectDueWakeups, selectPastDeadline, selectPurgeable } from '../operations/store/operation.repository.js';
 import { CLAIMABLE_STATUSES } from '../operations/lifecycle/operation-status.js';
+import { markOwnersReady } from '../operations/lease/owner-turns.repository.js';
 
 /**
  * One batch of each sweeper duty (docs/design.md §6). Each function is one short transaction over at most `limit` rows
@@ -67,14 +68,17 @@ export async function reclaimCapacityBatch(store: Store, limit: number): Promise
 
 /**
  * Up to `limit` claimable operations whose wake-up is due (status by status, oldest `wake_at` first within each:
- * `selectDueWakeups`): pushes their `wake_at` `resendMs` (milliseconds) ahead and returns their ids; the caller sends
- * the messages after this commits (if that send fails, they come due again).
+ * `selectDueWakeups`): pushes their `wake_at` `resendMs` (milliseconds) ahead, makes their owners' turns ready
+ * (`markOwnersReady` — a repair: every move into a claimable state already did, but a row written by an older release,
+ * or by hand, would otherwise never be claimed in the fair order) and returns their ids; the caller sends the messages
+ * after this commits (if that send fails, they come due again).
  */
 export async function takeDueWakeupsBatch(store: Store, limit: number, resendMs: number): Promise<string[]> {
   return inTransaction(store, async (tx) => {
     const ids = await selectDueWakeups(tx, limit, store.caps.skipLocked);
     const pushed = await pushWakeAt(tx, ids, CLAIMABLE_STATUSES, resendMs);
     if (pushed !== ids.length) throw new Error(`wake-up push changed ${pushed} of ${ids.length} locked rows`);
+    await markOwnersReady(tx, ids);
     return ids;
   });
 }

@@ -124,6 +124,14 @@ describe('chaos invariant checker', () => {
     ['capacityMatchesActive', 'a finished operation still holding its slot', (h) => ({ ...h, capacity: [...h.capacity, { poolKey: 'global:chaos.effect', operationId: succeeded(h).id }] })],
     [
       'capacityMatchesActive',
+      'a finished operation still holding its owner’s running slot',
+      (h) => {
+        const s = succeeded(h);
+        return { ...h, capacity: [...h.capacity, { poolKey: `running:chaos.effect:${s.ownerUserId}`, operationId: s.id }] };
+      },
+    ],
+    [
+      'capacityMatchesActive',
       'an operation holding another owner’s slot',
       (h) => {
         const s = succeeded(h);
@@ -237,6 +245,7 @@ describe('chaos invariant: no external call of an attempt arrives after its leas
       capacity: [
         { poolKey: 'owner:chaos.effect:owner-1', operationId: OP },
         { poolKey: 'global:chaos.effect', operationId: OP },
+        { poolKey: 'running:chaos.effect:owner-1', operationId: OP },
       ],
     };
     expect(checkHistory(withCalls(running, [2, T + 10_500])).violations).toEqual([]);

@@ -171,6 +171,8 @@ describe.skipIf(mode === 'skip')('operator console in Chromium against the real 
     await openSection('Capacity');
     await page.locator('meter').first().waitFor();
     expect(await page.getByRole('region', { name: 'Global pool' }).locator('meter').count()).toBe(1);
+    expect(await page.getByRole('region', { name: 'Running per owner' }).count()).toBe(1);
+    expect(await page.getByRole('region', { name: 'Running by task type' }).count()).toBe(1);
     await shot('07-capacity');
   });
 

@@ -2,7 +2,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../lib/config.js';
+import { ConfigError } from '../../lib/errors.js';
 import { API_ROUTES } from '../../lib/http/api-routes.js';
+import { SQS_POLLER_DEFAULTS } from '../../lib/local/sqs-poller.js';
 import { migrations } from '../../migrations/index.js';
 import {
   actionsOf,
@@ -214,6 +217,24 @@ describe('osls package (offline, no AWS credentials)', () => {
     expect(mapping.ScalingConfig.MaximumConcurrency).toBeLessThanOrEqual(1000);
   });
 
+  it('gives each worker invocation one wake-up, with room for two owners at their running limit and others besides', () => {
+    const mapping = mappingOf(template);
+    // One record per invocation: a long run pins only its own invocation, never a short one received with it.
+    expect(mapping.BatchSize).toBe(1);
+    expect(mapping).not.toHaveProperty('MaximumBatchingWindowInSeconds');
+    // README "Sizing the worker": W ≥ k·L + h. With the default running limit, two flooding owners leave h ≥ 1 runs,
+    // so another owner's operation starts within one wake-up cycle.
+    const W = mapping.ScalingConfig.MaximumConcurrency as number;
+    const L = loadConfig({}).CAPACITY_RUNNING_PER_OWNER;
+    expect(W).toBe(10);
+    expect(W - 2 * L).toBeGreaterThanOrEqual(1);
+    // The local stack's poller runs the same execution model (lib/local/sqs-poller.ts).
+    expect({ batchSize: mapping.BatchSize, maxConcurrentBatches: W }).toEqual({
+      batchSize: SQS_POLLER_DEFAULTS.batchSize,
+      maxConcurrentBatches: SQS_POLLER_DEFAULTS.maxConcurrentBatches,
+    });
+  });
+
   it('runs the sweeper on a schedule, and nothing triggers the migrate function', () => {
     const rules = Object.values(resourcesOf(template, 'AWS::Events::Rule'));
     expect(rules.map((r) => r.Properties)).toEqual([
@@ -252,7 +273,7 @@ describe('osls package (offline, no AWS credentials)', () => {
     for (const name of Object.keys(FUNCTIONS) as (keyof typeof FUNCTIONS)[]) {
       expect(envOf(template, name), name).toMatchObject({
         DATABASE_CREDENTIALS_VERSION: '1',
-        // The worker's pool covers its concurrently handled batch plus one ledger connection.
+        // The worker's pool covers its batch's record (one) plus one ledger connection: lib/config.ts's minimum, 2.
         DB_POOL_SIZE: name === 'worker' ? String(mappingOf(template).BatchSize + 1) : '2',
         SQS_QUEUE_URL: { Ref: 'WakeupQueue' },
         CAPACITY_PER_OWNER: '10',
@@ -265,6 +286,10 @@ describe('osls package (offline, no AWS credentials)', () => {
       });
     }
     expect(envOf(withAi, 'worker')).toMatchObject({ AI_TASKS: '1', MODEL_LOCAL_URL: 'lambda:llm-a', MODEL_EXTERNAL_NAME: 'external-model' });
+    const workerPool = envOf(template, 'worker').DB_POOL_SIZE as string;
+    expect(workerPool).toBe('2');
+    expect(loadConfig({ DB_POOL_SIZE: workerPool }).DB_POOL_SIZE).toBe(2);
+    expect(() => loadConfig({ DB_POOL_SIZE: String(Number(workerPool) - 1) }), 'the pool is at the minimum lib/config.ts accepts').toThrow(ConfigError);
   });
 
   it('holds no plaintext secret: database URLs and the model key are Secrets Manager dynamic references', () => {

@@ -132,7 +132,10 @@ function checkState(state: WorldState, terminalCount: ReadonlyMap<string, number
       expect(held, `${context}: a terminal operation holds no capacity`).toEqual([]);
       expect(notifications.find((n) => n.cycle === row.retry_count), context).toMatchObject({ status: row.status, failure_code: row.failure_code });
     } else {
-      expect(held, `${context}: an active operation holds its two admission slots`).toEqual([`global:${FUZZ_TASK_TYPE}`, `owner:${FUZZ_TASK_TYPE}:${FUZZ_OWNER}`]);
+      const admission = [`global:${FUZZ_TASK_TYPE}`, `owner:${FUZZ_TASK_TYPE}:${FUZZ_OWNER}`];
+      // and, while it runs, one running slot of its owner (the fair-share running limit)
+      const expected = row.status === 'running' ? [...admission, `running:${FUZZ_TASK_TYPE}:${FUZZ_OWNER}`] : admission;
+      expect(held, `${context}: an active operation holds its two admission slots (and its running slot while it runs)`).toEqual(expected);
     }
   }
 }

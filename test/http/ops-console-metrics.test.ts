@@ -36,7 +36,7 @@ describe.each(DIALECTS)('operator console: capacity, sweeps and throughput, on %
     runSweepOnce({ store: app.db.store, policy: app.deps.policy, wakeups: app.wakeups, logger: app.deps.logger, metrics: app.deps.metrics, batchSize: 50, timeBudgetMs: 30_000 });
   const sum = (buckets: any[], field: string) => buckets.reduce((total, bucket) => total + bucket[field], 0);
 
-  it.skipIf(skip)('capacity: global pools in use, every configured route, owner pools with their plan’s limit and what they hold', async () => {
+  it.skipIf(skip)('capacity: global pools in use, every configured route, owner and running pools with their plan’s limit and what they hold', async () => {
     await setOwnerPlan(app.db.store, 'bob', 'pro');
     const alice = await app.admitAndClaim('alice', 'cap-1');
     await completeOperation(alice.scope, alice.claim);
@@ -51,7 +51,10 @@ describe.each(DIALECTS)('operator console: capacity, sweeps and throughput, on %
       { poolKey: 'route:local-model', kind: 'route', slots: 1, held: 0 },
       { poolKey: 'owner:demo.wait:bob', kind: 'owner', slots: 7, held: 1 },
       { poolKey: 'owner:test.claimable:alice', kind: 'owner', slots: 3, held: 1 },
+      // alice's cap-2 runs (cap-1 gave its running slot back when it ended); the running limit defaults to 4.
+      { poolKey: 'running:test.claimable:alice', kind: 'running', slots: 4, held: 1 },
     ]);
+    expect(response.json.runningByTaskType).toEqual([{ taskType: 'test.claimable', running: 1, owners: 1 }]);
   });
 
   it.skipIf(skip)('capacity lists the 50 owner pools holding the most slots, most first, ties by key; pools holding none are left out', async () => {

@@ -2,7 +2,7 @@ import { GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/clien
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startLocalQueue, type LocalQueue, type LocalQueueOptions } from '../../lib/local/local-queue.js';
-import { startSqsPoller, type SqsPoller, type SqsPollerOptions } from '../../lib/local/sqs-poller.js';
+import { SQS_POLLER_DEFAULTS, startSqsPoller, type SqsPoller, type SqsPollerOptions } from '../../lib/local/sqs-poller.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import { parseWakeupMessage } from '../../lib/queue/wakeup-message.js';
 import { SqsWakeupSender } from '../../lib/queue/wakeup-sender.js';
@@ -69,6 +69,8 @@ describe('startSqsPoller (local SQS event source mapping with ReportBatchItemFai
     const queue = await setup({ maxReceiveCount: 3, visibilityTimeoutSeconds: 1 });
     const log = deliveryLog();
     poll(queue, {
+      // Batches of up to 10 (not the default 1), so a failure is reported for one record of several.
+      batchSize: 10,
       handler: async (event: SQSEvent): Promise<SQSBatchResponse> => ({
         batchItemFailures: event.Records.filter((r) => log.record(r) === 'poison').map((r) => ({ itemIdentifier: r.messageId })),
       }),
@@ -90,6 +92,7 @@ describe('startSqsPoller (local SQS event source mapping with ReportBatchItemFai
     const logger = capturingLogger();
     poll(queue, {
       logger,
+      batchSize: 10,
       handler: async (event) => {
         const first = event.Records.some((r) => r.attributes.ApproximateReceiveCount === '1');
         event.Records.forEach((r) => log.record(r));
@@ -112,6 +115,7 @@ describe('startSqsPoller (local SQS event source mapping with ReportBatchItemFai
     const queue = await setup({ visibilityTimeoutSeconds: 1 });
     const log = deliveryLog();
     poll(queue, {
+      batchSize: 10,
       handler: async (event) => {
         const first = event.Records.some((r) => r.attributes.ApproximateReceiveCount === '1');
         event.Records.forEach((r) => log.record(r));
@@ -152,6 +156,31 @@ describe('startSqsPoller (local SQS event source mapping with ReportBatchItemFai
     gate.resolve();
     await waitFor(() => handled === 6, { what: 'all six handled' });
     expect(peak).toBe(3);
+    await waitFor(async () => (await depth(queue, queue.queueUrl)).inFlight === 0, { what: 'all deleted' });
+  });
+
+  it('by default hands each invocation one message and runs up to 10 invocations at once, as serverless.yml deploys the worker', async () => {
+    expect(SQS_POLLER_DEFAULTS).toMatchObject({ batchSize: 1, maxConcurrentBatches: 10 });
+    const queue = await setup({ visibilityTimeoutSeconds: 60 });
+    const gate = deferred();
+    const batches: number[] = [];
+    let active = 0;
+    poll(queue, {
+      handler: async (event) => {
+        batches.push(event.Records.length);
+        active += 1;
+        await gate.promise;
+        active -= 1;
+        return {};
+      },
+    });
+
+    await sendHints(queue, Array.from({ length: 12 }, (_, i) => `default-${i}`));
+    await waitFor(() => active === 10, { what: 'ten concurrent invocations' });
+    expect(await depth(queue, queue.queueUrl)).toEqual({ visible: 2, inFlight: 10 });
+    gate.resolve();
+    await waitFor(() => batches.length === 12, { what: 'all twelve handled' });
+    expect(new Set(batches)).toEqual(new Set([1]));
     await waitFor(async () => (await depth(queue, queue.queueUrl)).inFlight === 0, { what: 'all deleted' });
   });
 

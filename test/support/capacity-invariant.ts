@@ -4,7 +4,8 @@ import { ACTIVE_STATUSES } from '../../lib/operations/lifecycle/operation-status
 
 /**
  * Asserts the capacity invariant (docs/design.md §4): every active operation holds exactly one owner slot and one global slot,
- * every running operation of a limited route holds exactly one slot of it, and no slot is held by anything else.
+ * every running operation exactly one running slot of its owner (and of its route, on a limited one), and no slot is
+ * held by anything else.
  */
 export async function expectCapacityMatchesActive(store: Store): Promise<void> {
   const operations = await store.db.selectFrom('operations').select(['id', 'status']).execute();
@@ -16,14 +17,14 @@ export async function expectCapacityMatchesActive(store: Store): Promise<void> {
     const status = statusOf.get(holder);
     const kind = slot.pool_key.split(':')[0] as string;
     expect(status, `slot ${slot.pool_key} held by missing operation ${holder}`).toBeDefined();
-    if (kind === 'route') expect(status, `route slot ${slot.pool_key} held by ${status} operation`).toBe('running');
+    if (kind === 'route' || kind === 'running') expect(status, `${kind} slot ${slot.pool_key} held by ${status} operation`).toBe('running');
     else expect(ACTIVE_STATUSES, `slot ${slot.pool_key} held by ${status} operation`).toContain(status);
     kindsOf.set(holder, [...(kindsOf.get(holder) ?? []), kind]);
   }
   for (const operation of operations) {
     if (!ACTIVE_STATUSES.includes(operation.status)) continue;
     const kinds = (kindsOf.get(operation.id) ?? []).filter((k) => k !== 'route').sort();
-    expect(kinds, `admission slots of active operation ${operation.id}`).toEqual(['global', 'owner']);
+    expect(kinds, `admission and running slots of active operation ${operation.id}`).toEqual(operation.status === 'running' ? ['global', 'owner', 'running'] : ['global', 'owner']);
   }
 }
 

@@ -62,13 +62,24 @@ export function testRegistry(): TaskRegistry {
   return new TaskRegistry().register(noopTask).register(stubbornTask).register(demoWaitTask);
 }
 
-/** Dependencies of the services, with a recording wake-up sender. */
-export function testDeps(overrides: Partial<OperationPolicy> = {}, capacity: { perOwner?: number; global?: number; file?: CapacityFile } = {}) {
+/**
+ * Dependencies of the services, with a recording wake-up sender. The running limit defaults to the admission limit
+ * (`perOwner`), so one owner's operations can all run at once unless a test sets `runningPerOwner`.
+ */
+export function testDeps(overrides: Partial<OperationPolicy> = {}, capacity: { perOwner?: number; global?: number; runningPerOwner?: number; file?: CapacityFile } = {}) {
   const wakeups = new RecordingWakeups();
   return {
     registry: testRegistry(),
     policy: Object.freeze({ ...testPolicy, ...overrides }),
-    capacity: capacityPolicy({ perOwner: capacity.perOwner ?? 200, global: capacity.global ?? 3_000, retryAfterSeconds: 7 }, capacity.file),
+    capacity: capacityPolicy(
+      {
+        perOwner: capacity.perOwner ?? 200,
+        global: capacity.global ?? 3_000,
+        retryAfterSeconds: 7,
+        runningPerOwner: capacity.runningPerOwner ?? capacity.perOwner ?? 200,
+      },
+      capacity.file,
+    ),
     wakeups,
     logger: silentLogger,
     metrics: noopMetrics,

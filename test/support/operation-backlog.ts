@@ -3,11 +3,14 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Database, TxContext } from '../../lib/db/database.js';
 import type { Store } from '../../lib/db/store.js';
 import type { OperationStatus } from '../../lib/operations/lifecycle/operation-status.js';
+import { inTransaction } from '../../lib/db/transaction.js';
+import { markOwnersReady } from '../../lib/operations/lease/owner-turns.repository.js';
 
 /**
  * Backlogs of `operations` rows written straight into the table in bulk (multi-row INSERTs), valid per the schema and
  * per the state invariants (docs/design.md §2: a lease exactly while `running`, `finished_at` exactly when terminal,
- * `wake_at` / `available_at` only on claimable rows), with times from the store's database clock (`timeAt`). Plus,
+ * `wake_at` / `available_at` only on claimable rows; claimable rows' owner turns ready, as admission leaves them), with
+ * times from the store's database clock (`timeAt`). Plus,
  * on MariaDB, what a locking read cost: the index entries it read (`Handler_read_*`), the rows it holds locked, its plan.
  */
 
@@ -86,6 +89,9 @@ export async function insertBacklog(store: Store, count: number, row: (i: number
       });
     }
     await store.db.insertInto('operations').values(values).execute();
+    // As admission (and every move into a claimable state) leaves them: their owners' turns ready.
+    const claimableIds = values.filter((v) => CLAIMABLE.includes(v.status)).map((v) => v.id);
+    await inTransaction(store, (tx) => markOwnersReady(tx, claimableIds));
   }
   return ids;
 }

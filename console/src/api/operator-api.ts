@@ -46,7 +46,7 @@ export function retryOperation(api: ApiClient, id: string): Promise<OperatorOper
   return api.post(`/api/ops/operations/${encodeURIComponent(id)}/retry`);
 }
 
-/** `GET /api/ops/capacity`: the global pool, every route pool and the busiest owner pools. */
+/** `GET /api/ops/capacity`: the global pool, every route pool, the busiest owner and running pools, and running per task type. */
 export function getCapacity(api: ApiClient): Promise<CapacityReport> {
   return api.get('/api/ops/capacity');
 }

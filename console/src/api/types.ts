@@ -93,17 +93,28 @@ export interface OperationDetail {
   readonly notifications: readonly NotificationView[];
 }
 
-/** One capacity pool: `held` of `slots` slots in use. */
+/**
+ * One capacity pool: `held` of `slots` slots in use. A `running` pool (`running:<task type>:<owner>`) is one owner's
+ * running attempts of one task type; its `slots` is that owner's running limit.
+ */
 export interface CapacityPool {
   readonly poolKey: string;
-  readonly kind: 'global' | 'owner' | 'route';
+  readonly kind: 'global' | 'owner' | 'route' | 'running';
   readonly slots: number;
   readonly held: number;
+}
+
+/** Everyone's running attempts of one task type (`RunningTotalView`): `running` of them, by `owners` owners. */
+export interface RunningTotal {
+  readonly taskType: string;
+  readonly running: number;
+  readonly owners: number;
 }
 
 /** `GET /api/ops/capacity`. */
 export interface CapacityReport {
   readonly pools: readonly CapacityPool[];
+  readonly runningByTaskType: readonly RunningTotal[];
 }
 
 /** Whether a recovery operation's hash chain verified, and why not. */

@@ -1,7 +1,8 @@
+import { takeAdmissionToken } from '../../capacity/admission-rate.js';
 import { prepareAdmissionPools, reserveAdmission, restoreMissingPools } from '../../capacity/capacity.js';
 import type { CapacityPolicy } from '../../capacity/capacity-policy.js';
 import { inTransaction } from '../../db/transaction.js';
-import { CapacityExhaustedError, NotEntitledError, ValidationError } from '../../errors.js';
+import { CapacityExhaustedError, NotEntitledError, RateLimitedError, ValidationError } from '../../errors.js';
 import { recheckOwner } from '../../owners/owner-recheck.js';
 import type { Logger } from '../../logger.js';
 import { recordLifecycle } from '../../observability/lifecycle-events.js';
@@ -28,7 +29,7 @@ export interface AdmissionDeps {
   readonly policy: OperationPolicy;
   readonly wakeups: WakeupSender;
   readonly logger: Logger;
-  /** Counts admissions, replays, reuses and capacity rejections. */
+  /** Counts admissions, replays, reuses, capacity rejections and rate-limit rejections. */
   readonly metrics: OpsMetrics;
   readonly capacity: CapacityPolicy;
 }
@@ -49,8 +50,15 @@ export interface Admission {
  * Admits one operation for the owner, idempotently (docs/design.md §2, §4): validates the request and the task type's
  * params, rechecks the owner's live settings (entitlement; plan for the limits), binds the idempotency key to the
  * canonical request hash, and in **one transaction** inserts a `queued` row (privacy mode snapshotted, deadline from
- * the task policy) and reserves an owner slot and a global slot; after the commit it sends the SQS wake-up. A failed
- * send is logged, not thrown: the row is durable and the sweeper re-sends wake-ups for rows left unclaimed.
+ * the task policy), spends one token of the owner's admission rate bucket for the task type when the task type and plan
+ * have a `rate` (`takeAdmissionToken`, docs/design.md §4, admission rate) and reserves an owner slot and a global slot;
+ * after the commit it sends the SQS wake-up. A failed send is logged, not thrown: the row is durable and the sweeper
+ * re-sends wake-ups for rows left unclaimed.
+ *
+ * Only a new operation spends a token: it is taken after the insert, so a duplicate key (a replay, or a 422 key reuse)
+ * fails before it and the rollback leaves the bucket as it was; a reused active operation returns before it. The token
+ * is taken before the slots, so an owner waiting on their bucket's row lock holds no slot locks other owners could
+ * trip over, and a rate-limited request never searches the pools for a slot.
  *
  * Concurrent duplicates resolve through the unique index (owner, task type, key), never a read-then-insert:
  * ```
@@ -63,14 +71,17 @@ export interface Admission {
  * so concurrent clicks end with one operation and a replay of any of their keys answers it.
  *
  * Each outcome is recorded once (`recordLifecycle`): `operation_admitted`, `operation_replayed` or `operation_reused`
- * with the operation id; a full pool as `capacity_rejected` with its kind (`owner` | `global`) and no id.
+ * with the operation id; a full pool as `capacity_rejected` with its kind (`owner` | `global`) and no id; an empty rate
+ * bucket as `rate_limited` (`RateLimited`) with no id.
  * @param input `{ taskType, subject: { type, id }, params? }` (see `AdmitRequestSchema`).
  * @throws {ValidationError} malformed input, key or params, or a subject type the task does not accept (HTTP 400).
  * @throws the subject's not-found error (HTTP 404) for an exclusive-subject task whose subject is not the owner's.
  * @throws {UnknownTaskTypeError} unregistered task type (HTTP 400).
  * @throws {IdempotencyKeyReusedError} same key, different request (HTTP 422).
  * @throws {NotEntitledError} the owner's settings do not allow the task type (HTTP 403); nothing written.
- * @throws {CapacityExhaustedError} a per-owner or global limit is full (HTTP 429); no row, no slot, no message.
+ * @throws {CapacityExhaustedError} a per-owner or global limit is full (HTTP 429); no row, no slot, no token, no message.
+ * @throws {RateLimitedError} the owner's admission rate bucket for the task type is empty (HTTP 429 `rate_limited`,
+ * `Retry-After` = its `retryAfterSeconds`); no row, no slot, no bucket change, no message.
  */
 export async function admitOperation(
   scope: OwnerScope,
@@ -86,6 +97,7 @@ export async function admitOperation(
     admission = await admitParsed(scope, deps, parsed);
   } catch (error) {
     if (error instanceof CapacityExhaustedError) recordLifecycle(deps, { event: 'capacity_rejected', taskType, pool: error.pool });
+    if (error instanceof RateLimitedError) recordLifecycle(deps, { event: 'rate_limited', taskType });
     throw error;
   }
   const event = admission.replayed ? 'operation_replayed' : admission.reused ? 'operation_reused' : 'operation_admitted';
@@ -136,6 +148,7 @@ async function admitParsed(scope: OwnerScope, deps: AdmissionDeps, { key, reques
     if (replay) return { operation: replay, replayed: true };
   }
   const pools = await prepareAdmissionPools(store, deps.capacity, request.taskType, scope.ownerUserId, owner.plan);
+  const rate = deps.capacity.admissionRate(request.taskType, owner.plan);
   // A duplicate key whose row is gone by the re-read (purged in between) is retried: the next insert succeeds.
   for (let race = 0; ; race++) {
     const id = newOperationId();
@@ -170,6 +183,8 @@ async function admitParsed(scope: OwnerScope, deps: AdmissionDeps, { key, reques
           policy.deadlineMs,
           deps.policy.wakeupResendMs,
         );
+        // After the insert (a duplicate key never spends a token), before the slots (see above).
+        if (rate) await takeAdmissionToken(tx, store.caps, { taskType: request.taskType, ownerUserId: scope.ownerUserId }, rate);
         await reserveAdmission(tx, store.caps.skipLocked, pools, id);
       });
     } catch (error) {

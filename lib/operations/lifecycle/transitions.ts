@@ -2,6 +2,7 @@ import { releaseCapacity } from '../../capacity/capacity.js';
 import type { DbContext, TxContext } from '../../db/database.js';
 import { FieldLimits, truncate } from '../../validation/field-limits.js';
 import { insertTerminalNotifications } from '../store/notification.repository.js';
+import { markOwnersReady } from '../lease/owner-turns.repository.js';
 import type { LeaseKey, NewOperation, OperationRow } from '../store/operation.repository.js';
 import type { AttemptOutcome, UncancelledOutcome } from './attempt-outcome.js';
 import { FailureCode } from './failure-code.js';
@@ -15,7 +16,7 @@ import {
   type NonStatusChanges,
   type StatusTarget,
 } from './lifecycle.repository.js';
-import { isTerminal, TRANSITIONS, type OperationEvent, type OperationStatus } from './operation-status.js';
+import { CLAIMABLE_STATUSES, isTerminal, TRANSITIONS, type OperationEvent, type OperationStatus } from './operation-status.js';
 
 /**
  * Every change of an operation's status, one function per event of the transition table (docs/design.md §2). Each takes the
@@ -29,7 +30,9 @@ import { isTerminal, TRANSITIONS, type OperationEvent, type OperationStatus } fr
  *    {@link TransitionRaceError}, and the transaction rolls back;
  * 3. writes the consequences the table's shape implies, in the same transaction: a move to a terminal state writes
  *    exactly one terminal notification, releases every capacity slot and clears the lease; a move from `running` back
- *    to a waiting state clears the lease and gives back the execution (route) slot, keeping the admission slots.
+ *    to a waiting state clears the lease and gives back the execution slots (route, owner running), keeping the
+ *    admission slots; a move into a claimable state (and `admit`) makes its owner's turn ready (`markOwnersReady`:
+ *    the fair claim order, docs/design.md §4) from the row's `available_at` on.
  *
  * Nothing else in the code writes `operations.status`: the statements are in `lifecycle.repository.ts`, and only this
  * module calls them.
@@ -73,6 +76,7 @@ async function move(tx: TxContext, event: OperationEvent, target: StatusTarget, 
   } else if (leavesRun) {
     await releaseCapacity(tx, ids, 'execution');
   }
+  if (CLAIMABLE_STATUSES.includes(to)) await markOwnersReady(tx, ids);
   return true;
 }
 
@@ -81,9 +85,14 @@ function failureColumns(code: FailureCode | null, message: string): NonStatusCha
   return { failure_code: code, failure_message: truncate(message, FieldLimits.failureMessage) };
 }
 
-/** `admit`: inserts the row as `queued` (see `insertQueued`). Admission reserves its capacity in the same transaction. */
-export function admitQueued(tx: TxContext, row: NewOperation, deadlineMs: number, wakeMs: number): Promise<OperationRow> {
-  return insertQueued(tx, row, deadlineMs, wakeMs);
+/**
+ * `admit`: inserts the row as `queued` (see `insertQueued`) and makes its owner's turn ready. Admission reserves its
+ * capacity in the same transaction.
+ */
+export async function admitQueued(tx: TxContext, row: NewOperation, deadlineMs: number, wakeMs: number): Promise<OperationRow> {
+  const inserted = await insertQueued(tx, row, deadlineMs, wakeMs);
+  await markOwnersReady(tx, [inserted.id]);
+  return inserted;
 }
 
 /**

@@ -114,6 +114,8 @@ export async function cancelAsOperator(store: Store, id: unknown, telemetry?: Te
  * another operation active on its exclusive subject (409).
  * @throws {NotEntitledError} the owner is no longer entitled to the task type (403).
  * @throws {CapacityExhaustedError} the owner's or the global limit is full (429); nothing changed.
+ * @throws {RateLimitedError} the owner's admission rate bucket for the task type is empty (429): an operator's retry
+ * spends the owner's token like the owner's own retry; nothing changed.
  */
 export async function retryAsOperator(store: Store, deps: RetryDeps, id: unknown): Promise<OperationRow> {
   const row = await getOperationForOperator(store, id);

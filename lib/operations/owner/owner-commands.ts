@@ -1,5 +1,13 @@
+import { takeAdmissionToken } from '../../capacity/admission-rate.js';
 import { prepareAdmissionPools, reserveAdmission, restoreMissingPools } from '../../capacity/capacity.js';
-import { CapacityExhaustedError, InvalidTransitionError, NotEntitledError, OperationNotFoundError, RetryLimitReachedError } from '../../errors.js';
+import {
+  CapacityExhaustedError,
+  InvalidTransitionError,
+  NotEntitledError,
+  OperationNotFoundError,
+  RateLimitedError,
+  RetryLimitReachedError,
+} from '../../errors.js';
 import { silentLogger } from '../../logger.js';
 import { recordLifecycle, type Telemetry } from '../../observability/lifecycle-events.js';
 import { noopMetrics } from '../../observability/metrics.js';
@@ -76,13 +84,22 @@ export interface RetryDeps extends AdmissionDeps {
  * Owner retry (docs/design.md §2): `failed`/`cancelled` → `queued` with a fresh attempt budget and a new deadline, reserving
  * admission capacity again in the same transaction (as admission does, after rechecking entitlement), then a wake-up
  * after the commit. Bounded by `MAX_MANUAL_RETRIES` per operation. Recorded as `owner_retried`; a full pool as
- * `capacity_rejected` (with the operation id and the pool kind, `CapacityRejected`).
+ * `capacity_rejected` (with the operation id and the pool kind, `CapacityRejected`); an empty rate bucket as
+ * `rate_limited` (with the operation id, `RateLimited`).
+ *
+ * A retry puts work back in the queue, so it spends one token of the owner's admission rate bucket for the task type,
+ * exactly as a new admission does (docs/design.md §4, admission rate) — otherwise retrying failed operations would be a
+ * way around the rate. The token is taken in the same transaction, after the guarded requeue (a retry that loses its
+ * race spends none) and before the slots; an operator's retry on the owner's behalf (`retryAsOperator`) spends the
+ * owner's token too.
  * @returns the operation after the change.
  * @throws {OperationNotFoundError} unknown id or another owner's operation (404).
  * @throws {InvalidTransitionError} the operation is not `failed` or `cancelled` (409).
  * @throws {RetryLimitReachedError} the manual-retry budget is used up (409).
  * @throws {NotEntitledError} the owner is no longer entitled to the task type (403).
  * @throws {CapacityExhaustedError} a per-owner or global limit is full (429); nothing changed.
+ * @throws {RateLimitedError} the owner's admission rate bucket for the task type is empty (429 `rate_limited`, with
+ * `retryAfterSeconds`); nothing changed, no token spent.
  * @throws {SubjectBusyError} the task type has an exclusive subject and another operation is active on it (409).
  * @throws the subject's not-found error (404) when an exclusive-subject task's subject is gone.
  */
@@ -98,6 +115,7 @@ export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unk
     const owner = await recheckOwner(scope.store, scope.ownerUserId, task, row.privacy_mode);
     if (!owner.entitled) throw new NotEntitledError(row.task_type);
     const pools = await prepareAdmissionPools(scope.store, deps.capacity, row.task_type, scope.ownerUserId, owner.plan);
+    const rate = deps.capacity.admissionRate(row.task_type, owner.plan);
     let changed: boolean;
     try {
       changed = await inTransaction(scope.store, async (tx) => {
@@ -111,7 +129,9 @@ export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unk
           deadlineMs: policy.deadlineMs,
           wakeMs: deps.policy.wakeupResendMs,
         });
-        if (requeued) await reserveAdmission(tx, scope.store.caps.skipLocked, pools, row.id);
+        if (!requeued) return false;
+        if (rate) await takeAdmissionToken(tx, scope.store.caps, { taskType: row.task_type, ownerUserId: scope.ownerUserId }, rate);
+        await reserveAdmission(tx, scope.store.caps.skipLocked, pools, row.id);
         return requeued;
       });
     } catch (error) {
@@ -120,6 +140,7 @@ export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unk
         if (await restoreMissingPools(scope.store, pools)) continue;
         recordLifecycle(deps, { event: 'capacity_rejected', operationId: row.id, taskType: row.task_type, pool: error.pool });
       }
+      if (error instanceof RateLimitedError) recordLifecycle(deps, { event: 'rate_limited', operationId: row.id, taskType: row.task_type });
       throw error;
     }
     if (changed) {

@@ -1,4 +1,4 @@
-import type { Insertable, Selectable, UpdateObject } from 'kysely';
+import { sql, type CompiledQuery, type Insertable, type Selectable, type UpdateObject } from 'kysely';
 import type { Database, DbContext, OperationsTable, TxContext } from '../../db/database.js';
 import { ACTIVE_STATUSES, CLAIMABLE_STATUSES, WAITING_STATUSES, type OperationStatus } from '../lifecycle/operation-status.js';
 
@@ -132,59 +132,74 @@ export async function findOperationById(ctx: DbContext, id: string): Promise<Ope
 
 /**
  * One range a claim reads: a claim lane (the virtual column `claim_lane`: `L` = `queued`/`waiting_for_retry`, `X` =
- * `waiting_for_external_fallback`) and one task type the claimer runs in it.
+ * `waiting_for_external_fallback`), one task type the claimer runs in it, and one owner.
  */
 export interface ClaimGroup {
   readonly lane: 'L' | 'X';
   readonly taskType: string;
+  readonly ownerUserId: string;
 }
 
 /**
- * A position in claim order (priority descending, then `available_at`): a read bounded by it returns only rows at
- * least as good — a higher priority, or the same priority and an `available_at` no later than this one.
+ * Up to `limit` claimable rows of one owner, task type and claim lane that are due (`available_at <= now`) and inside
+ * their deadline, best first: highest priority, then oldest `available_at` — one range of `operations_owner_claim_idx`
+ * (claim_lane, task_type, owner_user_id, priority desc, available_at) in that order, locked `FOR UPDATE SKIP LOCKED`
+ * on MariaDB so concurrent claimers take different rows and never wait. It reads the owner's own entries only: another
+ * owner's backlog is never read, however long (docs/design.md §4, fair share). Within the range it passes over rows
+ * not yet due (a later `available_at` of a higher priority) and rows past their deadline that the sweeper has not
+ * failed yet.
  */
-export interface ClaimBound {
-  readonly priority: number;
-  /** A stored `available_at` (database time text, as read). */
-  readonly availableAt: string;
+export async function selectClaimCandidates(ctx: TxContext, group: ClaimGroup, skipLocked: boolean, limit: number): Promise<OperationRow[]> {
+  return claimCandidateQuery(ctx, group, skipLocked, limit).execute();
 }
 
 /**
- * The best `limit` claimable operations of one (lane, task type): highest priority, then oldest `available_at`; only
- * rows with `available_at <= now < deadline_at` on the database clock; with `atLeast`, only rows at least as good as
- * that position. The order is that of `operations_claim_type_idx` (lane, task type, priority desc, available_at) and
- * both are equalities, so the read is one index range in claim order that stops after `limit` eligible rows: what is
- * queued for other task types is never read. Entries it passes over inside its own range — rows not yet available at
- * a higher priority, rows past their deadline that the sweeper has not failed yet — are read too.
- *
- * On MariaDB the rows are locked `FOR UPDATE SKIP LOCKED`: concurrent claimers take different rows instead of waiting
- * on each other. A locking read locks every entry it reads (MariaDB keeps the lock on a row the `WHERE` rejects until
- * the transaction ends), so what it locks is what it reads: the rows returned and the entries passed over.
+ * Whether the owner has a claimable operation of the task type that is due now, in either claim lane: one
+ * {@link claimCandidateQuery} of one row per lane (a range of `operations_owner_claim_idx`; on MariaDB with `SKIP
+ * LOCKED`, outside any transaction, so a row a claimer holds — it is being taken — does not count, and no lock
+ * outlives the statement).
  */
-export async function selectClaimCandidates(ctx: TxContext, group: ClaimGroup, skipLocked: boolean, limit: number, atLeast?: ClaimBound): Promise<OperationRow[]> {
-  return claimCandidateQuery(ctx, group, skipLocked, limit, atLeast).execute();
+export async function hasDueOperation(ctx: DbContext, taskType: string, ownerUserId: string, skipLocked: boolean): Promise<boolean> {
+  for (const lane of ['L', 'X'] as const) {
+    if ((await claimCandidateQuery(ctx, { lane, taskType, ownerUserId }, skipLocked, 1).execute()).length > 0) return true;
+  }
+  return false;
+}
+
+/** A statement that can be compiled (to `EXPLAIN` it) or run. */
+export interface CandidateQuery {
+  compile(): CompiledQuery;
+  execute(): Promise<OperationRow[]>;
 }
 
 /**
  * The query of {@link selectClaimCandidates} (the best `limit` rows, default 1), unexecuted (tests and the bench
- * `EXPLAIN` it to prove it reads `operations_claim_type_idx` in claim order).
+ * `EXPLAIN` it to prove it reads `operations_owner_claim_idx` in claim order). MariaDB's names the index
+ * (`FORCE INDEX`): the claim indexes of the previous release stay one more release (rolling back stays safe), and left
+ * to itself the optimizer picked `operations_claim_lane_idx` for an owner with a large backlog — a walk through every
+ * owner's rows of the lane.
  */
-export function claimCandidateQuery(ctx: DbContext, group: ClaimGroup, skipLocked: boolean, limit = 1, atLeast?: ClaimBound) {
+export function claimCandidateQuery(ctx: DbContext, group: ClaimGroup, skipLocked: boolean, limit = 1): CandidateQuery {
   const now = ctx.timeAt();
-  let select = ctx.db
+  if (skipLocked) {
+    const rows = sql<OperationRow>`SELECT * FROM operations FORCE INDEX (operations_owner_claim_idx)
+        WHERE claim_lane = ${group.lane} AND task_type = ${group.taskType} AND owner_user_id = ${group.ownerUserId}
+          AND available_at <= ${now} AND deadline_at > ${now}
+        ORDER BY priority DESC, available_at ASC LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
+    return { compile: () => rows.compile(ctx.db), execute: async () => (await rows.execute(ctx.db)).rows };
+  }
+  const select = ctx.db
     .selectFrom('operations')
     .selectAll()
     .where('claim_lane', '=', group.lane)
     .where('task_type', '=', group.taskType)
+    .where('owner_user_id', '=', group.ownerUserId)
     .where('available_at', '<=', now)
-    .where('deadline_at', '>', now);
-  if (atLeast) {
-    select = select.where((eb) =>
-      eb.or([eb('priority', '>', atLeast.priority), eb.and([eb('priority', '=', atLeast.priority), eb('available_at', '<=', atLeast.availableAt)])]),
-    );
-  }
-  select = select.orderBy('priority', 'desc').orderBy('available_at', 'asc').limit(limit);
-  return skipLocked ? select.forUpdate().skipLocked() : select;
+    .where('deadline_at', '>', now)
+    .orderBy('priority', 'desc')
+    .orderBy('available_at', 'asc')
+    .limit(limit);
+  return { compile: () => select.compile(), execute: () => select.execute() };
 }
 
 /**

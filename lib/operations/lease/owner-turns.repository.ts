@@ -1,0 +1,123 @@
+import { MysqlAdapter, sql } from 'kysely';
+import type { DbContext, TxContext } from '../../db/database.js';
+
+/**
+ * SQL for `owner_turns`, the fair claim order's queue of owners (docs/design.md §4, fair share); the decisions are in
+ * `claim-operation.ts` and `transitions.ts`. One row per (task type, owner) that may have claimable work:
+ * `ready_at` — nothing of the pair is due before it (a lower bound), `served_at` — its last claim, `work_seq` —
+ * bumped whenever the pair becomes ready again.
+ */
+
+/** `served_at` of a pair never claimed for: before every real claim, so a newcomer is served first. */
+export const NEVER_SERVED = '1970-01-01 00:00:00.000';
+
+/** One (task type, owner) pair as the claim reads it. */
+export interface OwnerTurn {
+  readonly taskType: string;
+  readonly ownerUserId: string;
+  readonly servedAt: string;
+  /** The row's `work_seq` when read: {@link retireTurn} applies only while it is unchanged. */
+  readonly workSeq: number;
+}
+
+function isMariadb(ctx: DbContext): boolean {
+  return ctx.db.getExecutor().adapter instanceof MysqlAdapter;
+}
+
+/**
+ * Makes the (task type, owner) pairs of the listed operations ready from their `available_at` on: inserts the pair
+ * (never served) or lowers its `ready_at`, and bumps `work_seq` — one `INSERT … SELECT … GROUP BY` upsert (MariaDB
+ * `ON DUPLICATE KEY UPDATE`, SQLite `ON CONFLICT DO UPDATE`) in the caller's transaction, which has just moved the
+ * operations into a claimable state. Rows are upserted in key order (the `GROUP BY`), so concurrent movers lock them
+ * in the same order.
+ */
+export async function markOwnersReady(ctx: TxContext, operationIds: readonly string[]): Promise<void> {
+  if (operationIds.length === 0) return;
+  const ids = sql.join(operationIds);
+  if (isMariadb(ctx)) {
+    await sql`INSERT INTO owner_turns (task_type, owner_user_id, ready_at, served_at, work_seq)
+      SELECT task_type, owner_user_id, MIN(available_at), ${NEVER_SERVED}, 1 FROM operations
+      WHERE id IN (${ids}) AND available_at IS NOT NULL GROUP BY task_type, owner_user_id
+      ON DUPLICATE KEY UPDATE ready_at = LEAST(owner_turns.ready_at, VALUES(ready_at)), work_seq = owner_turns.work_seq + 1`.execute(ctx.db);
+    return;
+  }
+  await sql`INSERT INTO owner_turns (task_type, owner_user_id, ready_at, served_at, work_seq)
+    SELECT task_type, owner_user_id, MIN(available_at), ${NEVER_SERVED}, 1 FROM operations
+    WHERE id IN (${ids}) AND available_at IS NOT NULL GROUP BY task_type, owner_user_id
+    ON CONFLICT (task_type, owner_user_id) DO UPDATE SET ready_at = min(owner_turns.ready_at, excluded.ready_at), work_seq = owner_turns.work_seq + 1`.execute(ctx.db);
+}
+
+/** Where a page of {@link selectReadyTurns} starts: after this pair in turn order. */
+export interface TurnCursor {
+  readonly servedAt: string;
+  readonly taskType: string;
+  readonly ownerUserId: string;
+}
+
+/**
+ * Up to `limit` pairs of the task types whose `ready_at` has come, least recently served first (ties by task type,
+ * then owner), after `after` when given: one range of `owner_turns_turn_idx` (served_at, task_type, owner_user_id) in
+ * that order (`FORCE INDEX` on MariaDB). A plain read, no locks: the claim locks the operations it takes, never the turn rows it reads, so
+ * concurrent claimers can serve the same owner (on different rows) instead of finding it locked and idling.
+ */
+export async function selectReadyTurns(ctx: DbContext, taskTypes: readonly string[], limit: number, after?: TurnCursor): Promise<OwnerTurn[]> {
+  if (taskTypes.length === 0) return [];
+  const now = ctx.timeAt();
+  const types = sql.join(taskTypes);
+  const afterCursor = after
+    ? sql`AND (served_at > ${after.servedAt} OR (served_at = ${after.servedAt} AND task_type > ${after.taskType})
+        OR (served_at = ${after.servedAt} AND task_type = ${after.taskType} AND owner_user_id > ${after.ownerUserId}))`
+    : sql``;
+  // MariaDB names the index: on a small table its optimizer read the primary key and sorted (a filesort per claim).
+  const from = isMariadb(ctx) ? sql`owner_turns FORCE INDEX (owner_turns_turn_idx)` : sql`owner_turns`;
+  const { rows } = await sql<{ task_type: string; owner_user_id: string; served_at: string; work_seq: number | string }>`
+    SELECT task_type, owner_user_id, served_at, work_seq FROM ${from}
+    WHERE task_type IN (${types}) AND ready_at <= ${now} ${afterCursor}
+    ORDER BY served_at, task_type, owner_user_id LIMIT ${limit}`.execute(ctx.db);
+  return rows.map((row) => ({ taskType: row.task_type, ownerUserId: row.owner_user_id, servedAt: String(row.served_at), workSeq: Number(row.work_seq) }));
+}
+
+/** Sets `served_at` to now for the pairs a claim took operations for (one statement, rows in key order). */
+export async function markServed(ctx: TxContext, turns: readonly Pick<OwnerTurn, 'taskType' | 'ownerUserId'>[]): Promise<void> {
+  if (turns.length === 0) return;
+  await ctx.db
+    .updateTable('owner_turns')
+    .set({ served_at: ctx.timeAt() })
+    .where((eb) => eb.or(turns.map((turn) => eb.and([eb('task_type', '=', turn.taskType), eb('owner_user_id', '=', turn.ownerUserId)]))))
+    .execute();
+}
+
+/**
+ * After a claim found nothing due for a ready pair: moves its `ready_at` to the earliest `available_at` of its claimable
+ * operations still inside their deadline, or deletes the row when there are none — only while `work_seq` is still
+ * `turn.workSeq`, so a pair that became ready meanwhile (an admission, a retry) keeps its turn. The earliest time is a
+ * plain read that sees rows other claimers hold locked (they stay claimable until those claimers commit). Its cost is
+ * the pair's claimable rows, read only when none of them is due.
+ */
+export async function retireTurn(ctx: TxContext, turn: OwnerTurn): Promise<void> {
+  const now = ctx.timeAt();
+  const next = await ctx.db
+    .selectFrom('operations')
+    .select((eb) => eb.fn.min('available_at').as('next'))
+    .where('claim_lane', 'in', ['L', 'X'])
+    .where('task_type', '=', turn.taskType)
+    .where('owner_user_id', '=', turn.ownerUserId)
+    .where('deadline_at', '>', now)
+    .executeTakeFirst();
+  if (next?.next == null) {
+    await ctx.db
+      .deleteFrom('owner_turns')
+      .where('task_type', '=', turn.taskType)
+      .where('owner_user_id', '=', turn.ownerUserId)
+      .where('work_seq', '=', turn.workSeq)
+      .execute();
+    return;
+  }
+  await ctx.db
+    .updateTable('owner_turns')
+    .set({ ready_at: next.next })
+    .where('task_type', '=', turn.taskType)
+    .where('owner_user_id', '=', turn.ownerUserId)
+    .where('work_seq', '=', turn.workSeq)
+    .execute();
+}

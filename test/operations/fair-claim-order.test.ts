@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
+import { claimNextOperation, type ClaimedOperation } from '../../lib/operations/lease/claim-operation.js';
+import { cancelOperation } from '../../lib/operations/owner/owner-commands.js';
+import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
+import { testDeps } from '../support/fixtures.js';
+import { insertBacklog } from '../support/operation-backlog.js';
+import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
+
+// The fair claim order (docs/design.md §4): task types of a higher priority first; within a priority, owners take
+// turns — the (task type, owner) pair served least recently first; within one owner's queue, highest priority, then
+// oldest. Never early, never past the deadline.
+
+const HOUR = 3_600_000;
+const TABLES = ['operation_notifications', 'operation_events', 'operations', 'capacity_slots', 'owner_turns'] as const;
+
+describe.each(DIALECTS)('the fair claim order on %s', (dialect) => {
+  const skip = dialect === 'mariadb' && !hasMariadb();
+  let t: TestDatabase;
+  let deps: ReturnType<typeof testDeps>;
+  let seq = 0;
+  beforeAll(async () => {
+    if (!skip) t = await createTestDatabase(dialect);
+  });
+  afterAll(async () => t?.drop());
+  beforeEach(async () => {
+    if (skip) return;
+    for (const table of TABLES) await t.store.db.deleteFrom(table).execute();
+    t.clock.offsetMs = 0;
+    deps = testDeps({}, { perOwner: 100, runningPerOwner: 100 });
+  });
+
+  const admit = async (ownerUserId: string, taskType = 'test.noop') =>
+    (await admitOperation(new OwnerScope(t.store, ownerUserId), deps, `k-${++seq}`, { taskType, subject: { type: 'doc', id: `d${seq}` }, params: {} })).operation.id;
+  const claimOne = () => claimNextOperation(new WorkerScope(t.store), deps);
+  const claimInTurn = async (n: number) => {
+    const claims: ClaimedOperation[] = [];
+    for (let i = 0; i < n; i++) {
+      const claim = await claimOne();
+      if (claim) claims.push(claim);
+    }
+    return claims;
+  };
+
+  it.skipIf(skip)("owners take turns: behind one owner's backlog, every other owner's first operation runs before that owner's next", async () => {
+    for (let i = 0; i < 6; i++) await admit('hog');
+    await admit('amy');
+    await admit('bea');
+    await admit('cy');
+    const owners = (await claimInTurn(9)).map((claim) => claim.ownerUserId);
+    expect(new Set(owners.slice(0, 4))).toEqual(new Set(['hog', 'amy', 'bea', 'cy']));
+    expect(owners.slice(4)).toEqual(['hog', 'hog', 'hog', 'hog', 'hog']);
+  });
+
+  it.skipIf(skip)('a newly arrived owner goes before an owner just served', async () => {
+    for (let i = 0; i < 4; i++) await admit('hog');
+    expect((await claimOne())?.ownerUserId).toBe('hog');
+    await admit('zed');
+    expect((await claimOne())?.ownerUserId).toBe('zed');
+    expect((await claimOne())?.ownerUserId).toBe('hog');
+  });
+
+  it.skipIf(skip)("within one owner's queue: highest priority, then oldest; never early, never past the deadline", async () => {
+    const spec = [
+      // [priority, available (ms from now), deadline (ms from now)]
+      [0, -50_000, HOUR],
+      [7, -10_000, HOUR],
+      [3, -30_000, HOUR],
+      [7, -20_000, HOUR],
+      [9, -5_000, -1_000], // past its deadline: never claimed
+      [9, 60_000, HOUR], // not available yet: never claimed
+      [0, -70_000, HOUR],
+    ] as const;
+    const rows: { id: string; priority: number; available: number; claimable: boolean }[] = [];
+    for (const [priority, available, deadline] of spec) {
+      const [id] = await insertBacklog(t.store, 1, () => ({ status: 'queued', priority, available, deadline }), 'solo');
+      rows.push({ id: id as string, priority, available, claimable: deadline > 0 && available <= 0 });
+    }
+    const expected = rows
+      .filter((r) => r.claimable)
+      .sort((a, b) => b.priority - a.priority || a.available - b.available)
+      .map((r) => r.id);
+    const taken: string[] = [];
+    for (let c = await claimOne(); c; c = await claimOne()) taken.push(c.operationId);
+    expect(taken).toEqual(expected);
+  });
+
+  it.skipIf(skip)("a task type of a higher priority is served first, whoever's turn it is", async () => {
+    deps.registry.register({ ...deps.registry.get('test.noop'), type: 'test.urgent', priority: 5 });
+    await admit('amy');
+    await admit('bea', 'test.urgent');
+    await admit('amy', 'test.urgent');
+    const claims = await claimInTurn(3);
+    expect(claims.map((c) => c.taskType)).toEqual(['test.urgent', 'test.urgent', 'test.noop']);
+  });
+
+  it.skipIf(skip)('claims arriving together share the turns: six claimers over three owners take two each', async () => {
+    for (const owner of ['amy', 'bea', 'cy']) for (let i = 0; i < 5; i++) await admit(owner);
+    const claims = await Promise.all(Array.from({ length: 6 }, () => claimOne()));
+    const per = (owner: string) => claims.filter((c) => c?.ownerUserId === owner).length;
+    expect([per('amy'), per('bea'), per('cy')]).toEqual([2, 2, 2]);
+  });
+
+  it.skipIf(skip)('work-conserving: a lone owner takes every claim, up to its running limit', async () => {
+    deps = testDeps({}, { perOwner: 100, runningPerOwner: 4 });
+    for (let i = 0; i < 10; i++) await admit('hog');
+    const claims = await Promise.all(Array.from({ length: 10 }, () => claimOne()));
+    expect(claims.filter((c) => c !== null)).toHaveLength(4);
+  });
+
+  it.skipIf(skip)('a turn with nothing claimable left is retired; one with only later work waits until that work is due', async () => {
+    const owner = new OwnerScope(t.store, 'amy');
+    const id = await admit('amy');
+    await cancelOperation(owner, id);
+    expect(await claimOne()).toBeNull();
+    expect(await t.store.db.selectFrom('owner_turns').selectAll().execute()).toEqual([]);
+
+    const [later] = await insertBacklog(t.store, 1, () => ({ status: 'waiting_for_retry', available: 60_000, deadline: HOUR }), 'bea');
+    expect(await claimOne()).toBeNull();
+    const turn = await t.store.db.selectFrom('owner_turns').select('ready_at').where('owner_user_id', '=', 'bea').executeTakeFirstOrThrow();
+    const row = await t.store.db.selectFrom('operations').select('available_at').where('id', '=', later as string).executeTakeFirstOrThrow();
+    expect(turn.ready_at).toEqual(row.available_at);
+    t.clock.advance(60_001);
+    expect((await claimOne())?.operationId).toBe(later);
+  });
+});
