@@ -68,12 +68,14 @@ export function benchPolicy(overrides: Partial<OperationPolicy> = {}): Operation
 }
 
 /**
- * Admission limits that never refuse the benchmark's load: per owner `⌈ops ÷ owners⌉` (every operation of an owner may
- * be active at once, if the workers fall behind), global `ops`. Built with `capacityPolicy` directly: `CAPACITY_GLOBAL`
- * caps the environment's value at 10,000, below a full run's 20,000.
+ * Limits that never refuse or hold back the benchmark's load: per owner `⌈ops ÷ owners⌉` active (every operation of an
+ * owner may be active at once, if the workers fall behind), global `ops`, and a running limit of `workers` per owner,
+ * so the fair-share limit never binds — the peers it is compared with have none (`npm run bench -- --fairness`
+ * measures the limit). Built with `capacityPolicy` directly: `CAPACITY_GLOBAL` caps the environment's value at 10,000,
+ * below a full run's 20,000.
  */
-export function benchCapacity(ops: number, owners: number): CapacityPolicy {
-  return capacityPolicy({ perOwner: Math.max(1, Math.ceil(ops / owners)), global: Math.max(1, ops), retryAfterSeconds: 1 });
+export function benchCapacity(ops: number, owners: number, workers: number): CapacityPolicy {
+  return capacityPolicy({ perOwner: Math.max(1, Math.ceil(ops / owners)), global: Math.max(1, ops), retryAfterSeconds: 1, runningPerOwner: Math.max(1, workers) });
 }
 
 /** The owner id of benchmark owner `k` (0-based). */

@@ -150,7 +150,7 @@ export async function runDurableOps(options: DurableOpsOptions): Promise<Durable
   });
   const registry = new TaskRegistry().register(task);
   const policy = benchPolicy();
-  const capacity = benchCapacity(options.ops, options.owners);
+  const capacity = benchCapacity(options.ops, options.owners, options.workers);
   const queue = new WakeupQueue();
   const wakeups = new CountingWakeups((message) => queue.push(message));
   const admissionStore = openStore(options.databaseUrl, { poolSize: options.admitters });

@@ -102,6 +102,7 @@ export interface OwnerTurnsTable {
   ready_at: string;
   served_at: string;
   work_seq: number;
+  passed_over: Generated<number>;
 }
 
 /**

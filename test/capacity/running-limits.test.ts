@@ -185,7 +185,10 @@ describe.skipIf(!hasMariadb())('the running limit under concurrency on MariaDB',
         async run({ params }) {
           running++;
           most = Math.max(most, running);
-          await pause(15);
+          // Hold the run until the owner's limit is reached (or half a second passed), so the test sees the limit
+          // filled — work-conserving — and would see it exceeded.
+          for (const started = performance.now(); running < LIMIT && performance.now() - started < 500; ) await pause(2);
+          await pause(5);
           runs.push(String(params.n));
           running--;
         },

@@ -4,6 +4,8 @@ import { claimNextOperation, type ClaimedOperation } from '../../lib/operations/
 import { cancelOperation } from '../../lib/operations/owner/owner-commands.js';
 import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
 import { testDeps } from '../support/fixtures.js';
+import { inTransaction } from '../../lib/db/transaction.js';
+import { markOwnersReady } from '../../lib/operations/lease/owner-turns.repository.js';
 import { insertBacklog } from '../support/operation-backlog.js';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
 
@@ -106,6 +108,24 @@ describe.each(DIALECTS)('the fair claim order on %s', (dialect) => {
     for (let i = 0; i < 10; i++) await admit('hog');
     const claims = await Promise.all(Array.from({ length: 10 }, () => claimOne()));
     expect(claims.filter((c) => c !== null)).toHaveLength(4);
+  });
+
+  it.skipIf(skip)('work-conserving past hundreds of owners at their limit: a due operation within its owner\'s limit is still claimed', async () => {
+    deps = testDeps({}, { perOwner: 100, runningPerOwner: 1 });
+    const OWNERS = 300;
+    for (let i = 0; i < OWNERS; i++) await insertBacklog(t.store, 2, () => ({ status: 'queued', deadline: HOUR, available: -60_000 }), `busy-${String(i).padStart(3, '0')}`);
+    for (let i = 0; i < OWNERS; i++) expect(await claimOne(), `claim ${i}`).not.toBeNull();
+    const zed = await admit('zed');
+    expect((await claimOne())?.operationId).toBe(zed);
+  });
+
+  it.skipIf(skip)("a re-created turn never reuses the work_seq of the row it replaced (a stale claim's guarded retire cannot delete it)", async () => {
+    const [id] = await insertBacklog(t.store, 1, () => ({ status: 'queued', deadline: HOUR, available: -60_000 }), 'amy');
+    const seqOf = async () => (await t.store.db.selectFrom('owner_turns').select('work_seq').where('owner_user_id', '=', 'amy').executeTakeFirstOrThrow()).work_seq;
+    const first = await seqOf();
+    await t.store.db.deleteFrom('owner_turns').execute();
+    await inTransaction(t.store, (tx) => markOwnersReady(tx, [id as string]));
+    expect(await seqOf()).not.toBe(first);
   });
 
   it.skipIf(skip)('a turn with nothing claimable left is retired; one with only later work waits until that work is due', async () => {

@@ -65,8 +65,9 @@ const EVERY_ROUTE: ClaimableRoutes = Object.freeze({ local: true, external: true
  * short transaction (MariaDB; SQLite sends the same without the locking clauses):
  *
  * 1. the ready turns, a page at a time: `owner_turns` rows of the claimer's task types with `ready_at <= now`, in
- *    `served_at` order (`selectReadyTurns`, a plain read of `owner_turns_turn_idx`), and those owners' plans (one
- *    read of `owner_settings`, only when a plan has a running limit of its own: `runningLimitsByPlan`);
+ *    `served_at` order (`selectReadyTurns`: a plain read of one range of `owner_turns_type_turn_idx` per task type, merged),
+ *    and those owners' plans (one read of `owner_settings`, only when a plan has a running limit of its own:
+ *    `runningLimitsByPlan`);
  * 2. per turn, in order: its owner's free running slots, locked `SKIP LOCKED` (`lockFreeSlots` on
  *    `running:<task type>:<owner>`) — none free: the owner is at its limit, counted as `ClaimSkippedOwnerAtLimit`, and
  *    passed over — then that owner's best due rows of the lanes the claimer serves, as many as it has free slots
@@ -75,14 +76,17 @@ const EVERY_ROUTE: ClaimableRoutes = Object.freeze({ local: true, external: true
  *    a route slot (`reserveSlot`; a full route sets its lanes aside for the rest of the claim);
  * 3. at the end, one `UPDATE operations SET status = 'running', … WHERE (id = ? AND status = ?) OR …` for every row
  *    taken (`claimLocked`), `served_at = now` for the turns served (`markServed`), and for each turn that had nothing
- *    due, its `ready_at` moved to its next due time or the turn deleted (`retireTurn`).
+ *    due, its `ready_at` moved to its next due time or the turn deleted (`retireTurn`); when claimers of the group got
+ *    nothing, the wake-ups they spent are credited to the first turn passed over at its limit (`notePassedOver`), and
+ *    each run of that owner that ends sends one back (the worker's `capacity_freed` hint).
  *
  * A group of n claims shares the turns fairly: each ready owner gets up to ⌈n / owners⌉ in a first pass, owners that
  * took their whole share get the remainder in the next (work-conserving: a lone owner gets all n, up to its limit).
  * The claim reads the turns it considers, each one's running slots, and the rows it takes — O(n) reads and locks plus
  * one turn and one slot read per owner at its limit it passes over; never an owner's backlog (`npm run bench --
- * --fairness`, `test/operations/fair-claim-bounds.test.ts`). At most `MAX_TURN_PAGES` pages of `TURN_PAGE_SIZE` turns
- * are considered per claim (`fair-claim.ts`, which holds the transaction).
+ * --fairness`, `test/operations/fair-claim-bounds.test.ts`). Owners passed over at their limit go to the back of the
+ * line (`served_at = now`), so the next claims reach the others first; a claim reads on, page by page, until it has its
+ * claims or no turn is left (`fair-claim.ts`, which holds the transaction).
  *
  * Claims made in the same event-loop turn or while another claim of this process (same store, deps and routes) is in
  * its transaction share one transaction (a {@link GroupCommit}), each claimer getting its own row, lease and token.
@@ -129,9 +133,10 @@ function claimGroupOf(store: Store, deps: ClaimDeps, routes: ClaimableRoutes): G
 }
 
 /**
- * Claims up to `max` operations (see {@link claimNextOperation}). A turn whose owner's running pool lacks slot rows
- * (its limit was raised, or its operations predate the pool) is passed over inside the transaction; the pool is then
- * completed outside it and the claim runs once more for what is still missing.
+ * Claims up to `max` operations (see {@link claimNextOperation}). The claim runs once more, for what is still missing,
+ * when the first found a reason a second could do better: a turn whose owner's running pool lacked slot rows (its
+ * limit was raised, or its operations predate the pool: passed over inside the transaction, the pool completed outside
+ * it), or an owner it passed over at its limit that freed a slot while it ran.
  */
 async function claimUpTo(store: Store, deps: ClaimDeps, routes: ClaimableRoutes, max: number): Promise<ClaimedOperation[]> {
   const lanes: Lane[] = [];
@@ -146,7 +151,7 @@ async function claimUpTo(store: Store, deps: ClaimDeps, routes: ClaimableRoutes,
     if (slot) await ensurePool(store, slot.key, slot.limit);
   }
   const first = await inTransaction(store, (tx) => new FairClaim(tx, store.caps.skipLocked, deps, lanes).run(max));
-  if (first.incompletePools.length === 0 || first.claims.length >= max) return first.claims;
+  if (!first.again || first.claims.length >= max) return first.claims;
   for (const pool of first.incompletePools) await ensurePool(store, pool.key, pool.limit);
   const second = await inTransaction(store, (tx) => new FairClaim(tx, store.caps.skipLocked, deps, lanes).run(max - first.claims.length));
   return [...first.claims, ...second.claims];

@@ -8,7 +8,7 @@ import { claimLocked } from '../lifecycle/transitions.js';
 import { taskPolicy } from '../operation-policy.js';
 import { selectClaimCandidates, type OperationRow } from '../store/operation.repository.js';
 import type { ClaimDeps, ClaimedOperation } from './claim-operation.js';
-import { markServed, retireTurn, selectReadyTurns, type OwnerTurn, type TurnCursor } from './owner-turns.repository.js';
+import { markServed, notePassedOver, retireTurn, selectReadyTurns, type OwnerTurn, type TurnCursor } from './owner-turns.repository.js';
 
 /**
  * One claim transaction in the fair order (docs/design.md §4 "Fair share"); `claimNextOperation` documents the order,
@@ -23,9 +23,6 @@ export interface Lane {
 
 /** Ready turns one page of the claim reads. */
 const TURN_PAGE_SIZE = 32;
-
-/** Pages of ready turns one claim considers at most (so {@link TURN_PAGE_SIZE} × this many owners). */
-const MAX_TURN_PAGES = 8;
 
 /**
  * The claimer's task types grouped by their registered priority, highest first: a tier's turns are served before the
@@ -61,7 +58,10 @@ export class FairClaim {
   private readonly served = new Map<string, OwnerTurn>();
   private readonly retired: OwnerTurn[] = [];
   private readonly incomplete: Pool[] = [];
-  private readonly atLimit = new Map<string, number>();
+  /** Turns passed over at their running limit, with their running pool, in the order passed. */
+  private readonly passedOver: { readonly turn: OwnerTurn; readonly pool: Pool }[] = [];
+  /** A passed-over owner's run ended while this claim ran: its slot is free, so the claim should run once more. */
+  private freedMeanwhile = false;
 
   constructor(
     private readonly tx: TxContext,
@@ -70,24 +70,38 @@ export class FairClaim {
     private eligible: readonly Lane[],
   ) {}
 
-  async run(max: number): Promise<{ claims: ClaimedOperation[]; incompletePools: Pool[] }> {
+  /**
+   * Runs the claim for up to `max` operations. `again` is true when a claim made now could take what this one could
+   * not (an owner it passed over at its limit freed a slot meanwhile, or a running pool lacked slot rows).
+   */
+  async run(max: number): Promise<{ claims: ClaimedOperation[]; incompletePools: Pool[]; again: boolean }> {
     for (const tier of priorityTiers(this.deps, this.eligible)) {
       if (this.claims.length >= max) break;
       await this.serveTier(tier, max);
     }
-    await this.finish();
-    return { claims: this.claims, incompletePools: this.incomplete };
+    await this.finish(max);
+    return { claims: this.claims, incompletePools: this.incomplete, again: this.freedMeanwhile || this.incomplete.length > 0 };
   }
 
-  /** Serves the ready turns of one priority tier's task types, page by page, until `max` claims are made. */
+  /**
+   * Serves the ready turns of one priority tier's task types, page by page, until `max` claims are made: a page is one
+   * read per task type (its own range of the turn index), merged in turn order.
+   */
   private async serveTier(types: readonly string[], max: number): Promise<void> {
-    let after: TurnCursor | undefined;
-    for (let page = 0; page < MAX_TURN_PAGES && this.claims.length < max; page++) {
-      const eligibleTypes = types.filter((type) => this.eligible.some((lane) => lane.type === type));
-      const turns = await selectReadyTurns(this.tx, eligibleTypes, TURN_PAGE_SIZE, after);
+    const cursors = new Map<string, TurnCursor>();
+    const exhausted = new Set<string>();
+    while (this.claims.length < max) {
+      const turns: OwnerTurn[] = [];
+      for (const type of types) {
+        if (exhausted.has(type) || !this.eligible.some((lane) => lane.type === type)) continue;
+        const read = await selectReadyTurns(this.tx, type, TURN_PAGE_SIZE, cursors.get(type));
+        if (read.length < TURN_PAGE_SIZE) exhausted.add(type);
+        const last = read[read.length - 1];
+        if (last) cursors.set(type, { servedAt: last.servedAt, ownerUserId: last.ownerUserId });
+        turns.push(...read);
+      }
       if (turns.length === 0) return;
-      const last = turns[turns.length - 1] as OwnerTurn;
-      after = { servedAt: last.servedAt, taskType: last.taskType, ownerUserId: last.ownerUserId };
+      turns.sort(turnOrder);
       // The owners' plans, only when a plan has a running limit of its own.
       const plans = this.deps.capacity.runningLimitsByPlan ? await findPlansOf(this.tx, [...new Set(turns.map((turn) => turn.ownerUserId))]) : new Map<string, string>();
       let pending = turns;
@@ -101,7 +115,6 @@ export class FairClaim {
         }
         pending = again;
       }
-      if (turns.length < TURN_PAGE_SIZE) return;
     }
   }
 
@@ -113,12 +126,13 @@ export class FairClaim {
     const slots = await lockFreeSlots(this.tx, this.skipLocked, running, want);
     if (slots.length === 0) {
       if (!(await poolComplete(this.tx, running.key, running.limit))) this.incomplete.push(running);
-      else this.atLimit.set(turn.taskType, (this.atLimit.get(turn.taskType) ?? 0) + 1);
+      else this.passedOver.push({ turn, pool: running });
       return 0;
     }
     const rows = await this.candidates(turn, lanes, slots.length);
     if (rows.length === 0) {
-      this.retired.push(turn);
+      // Only a claimer that serves every lane of the task type knows the turn has nothing due.
+      if (lanes.length === this.lanesOf(turn.taskType)) this.retired.push(turn);
       return 0;
     }
     const mine: OperationRow[] = [];
@@ -136,7 +150,7 @@ export class FairClaim {
       mine.push(row);
     }
     for (const row of mine) this.claims.push(claimOf(this.deps, row));
-    if (mine.length > 0) this.served.set(`${turn.taskType}\u0000${turn.ownerUserId}`, turn);
+    if (mine.length > 0) this.served.set(keyOf(turn), turn);
     return mine.length;
   }
 
@@ -156,18 +170,59 @@ export class FairClaim {
     return best;
   }
 
-  /** The claim's writes besides the slots: the rows to `running`, the turns served, the turns with nothing due. */
-  private async finish(): Promise<void> {
+  /** How many claim lanes the task type has: two for a model task (local and external), else one. */
+  private lanesOf(taskType: string): number {
+    return this.deps.registry.get(taskType).model !== undefined ? 2 : 1;
+  }
+
+  /**
+   * The claim's writes besides the slots: the rows to `running`, then each turn row it touches, one statement each in
+   * key order (so concurrent claimers lock turn rows in one order): a turn served or passed over at its limit gets
+   * `served_at = now` (an owner at its limit holds its share: it goes to the back of the line, and the next claims reach
+   * the owners below their limits first); a turn with nothing due is retired. When claimers of this group get nothing,
+   * the wake-ups they spent are credited to the first turn it passed over (`notePassedOver`; one credit per wake-up
+   * spent, so credits never multiply), and that owner's running slots are read once more under the turn's row lock: a
+   * slot freed meanwhile means its run ended before it could take the credit back — the credit is withdrawn and the
+   * claim asks to run again; otherwise that run's `repayPassedOver` waits for this commit and sees it.
+   */
+  private async finish(max: number): Promise<void> {
     await claimLocked(
       this.tx,
       this.claims.map((claim) => ({ id: claim.operationId, fromStatus: claim.claimedFrom, leaseToken: claim.leaseToken, leaseMs: claim.leaseMs })),
     );
-    // Key order, so two claimers (and a mover marking turns ready) lock turn rows in the same order.
-    const byKey = (a: OwnerTurn, b: OwnerTurn) => (a.taskType < b.taskType ? -1 : a.taskType > b.taskType ? 1 : a.ownerUserId < b.ownerUserId ? -1 : a.ownerUserId > b.ownerUserId ? 1 : 0);
-    for (const turn of [...this.retired].sort(byKey)) await retireTurn(this.tx, turn);
-    await markServed(this.tx, [...this.served.values()].sort(byKey));
-    for (const [taskType, count] of this.atLimit) this.deps.metrics?.count(MetricName.ClaimSkippedOwnerAtLimit, count, { taskType });
+    const writes = new Map<string, { turn: OwnerTurn; write: 'served' | 'retired' }>();
+    for (const turn of this.retired) writes.set(keyOf(turn), { turn, write: 'retired' });
+    for (const { turn } of this.passedOver) writes.set(keyOf(turn), { turn, write: 'served' });
+    for (const turn of this.served.values()) writes.set(keyOf(turn), { turn, write: 'served' });
+    for (const { turn, write } of [...writes.values()].sort((a, b) => byKey(a.turn, b.turn))) {
+      await (write === 'served' ? markServed(this.tx, turn) : retireTurn(this.tx, turn));
+    }
+    const spent = max - this.claims.length;
+    const first = this.passedOver[0];
+    if (spent > 0 && first) {
+      await notePassedOver(this.tx, first.turn, spent);
+      if ((await lockFreeSlots(this.tx, this.skipLocked, first.pool, 1)).length > 0) {
+        await notePassedOver(this.tx, first.turn, -spent);
+        this.freedMeanwhile = true;
+      }
+    }
+    for (const { turn } of this.passedOver) this.deps.metrics?.count(MetricName.ClaimSkippedOwnerAtLimit, 1, { taskType: turn.taskType });
   }
+}
+
+/** The primary key of a turn, as one string. */
+function keyOf(turn: OwnerTurn): string {
+  return `${turn.taskType}\u0000${turn.ownerUserId}`;
+}
+
+/** Turn order: least recently served first, then task type, then owner. */
+function turnOrder(a: OwnerTurn, b: OwnerTurn): number {
+  return a.servedAt < b.servedAt ? -1 : a.servedAt > b.servedAt ? 1 : byKey(a, b);
+}
+
+/** Primary-key order of turn rows. */
+function byKey(a: OwnerTurn, b: OwnerTurn): number {
+  return a.taskType < b.taskType ? -1 : a.taskType > b.taskType ? 1 : a.ownerUserId < b.ownerUserId ? -1 : a.ownerUserId > b.ownerUserId ? 1 : 0;
 }
 
 /** The claim of one locked candidate: a new lease token, the lease length of its task type. */

@@ -1,11 +1,12 @@
+import { randomInt } from 'node:crypto';
 import { MysqlAdapter, sql } from 'kysely';
 import type { DbContext, TxContext } from '../../db/database.js';
 
 /**
  * SQL for `owner_turns`, the fair claim order's queue of owners (docs/design.md §4, fair share); the decisions are in
- * `claim-operation.ts` and `transitions.ts`. One row per (task type, owner) that may have claimable work:
- * `ready_at` — nothing of the pair is due before it (a lower bound), `served_at` — its last claim, `work_seq` —
- * bumped whenever the pair becomes ready again.
+ * `fair-claim.ts`, `transitions.ts` and `worker-handler.ts`. One row per (task type, owner) that may have claimable
+ * work: `ready_at` — nothing of the pair is due before it (a lower bound), `served_at` — its last claim, `work_seq` —
+ * bumped whenever the pair becomes ready again, `passed_over` — wake-ups spent while the owner was at its limit.
  */
 
 /** `served_at` of a pair never claimed for: before every real claim, so a newcomer is served first. */
@@ -34,57 +35,80 @@ function isMariadb(ctx: DbContext): boolean {
 export async function markOwnersReady(ctx: TxContext, operationIds: readonly string[]): Promise<void> {
   if (operationIds.length === 0) return;
   const ids = sql.join(operationIds);
+  // A new row starts its work_seq at a random 47-bit value, never at a fixed one: a claim still holding the seq it
+  // read from a deleted row must not find it again on the row that replaced it.
+  const seed = randomInt(2 ** 47);
   if (isMariadb(ctx)) {
     await sql`INSERT INTO owner_turns (task_type, owner_user_id, ready_at, served_at, work_seq)
-      SELECT task_type, owner_user_id, MIN(available_at), ${NEVER_SERVED}, 1 FROM operations
+      SELECT task_type, owner_user_id, MIN(available_at), ${NEVER_SERVED}, ${seed} FROM operations
       WHERE id IN (${ids}) AND available_at IS NOT NULL GROUP BY task_type, owner_user_id
       ON DUPLICATE KEY UPDATE ready_at = LEAST(owner_turns.ready_at, VALUES(ready_at)), work_seq = owner_turns.work_seq + 1`.execute(ctx.db);
     return;
   }
   await sql`INSERT INTO owner_turns (task_type, owner_user_id, ready_at, served_at, work_seq)
-    SELECT task_type, owner_user_id, MIN(available_at), ${NEVER_SERVED}, 1 FROM operations
+    SELECT task_type, owner_user_id, MIN(available_at), ${NEVER_SERVED}, ${seed} FROM operations
     WHERE id IN (${ids}) AND available_at IS NOT NULL GROUP BY task_type, owner_user_id
     ON CONFLICT (task_type, owner_user_id) DO UPDATE SET ready_at = min(owner_turns.ready_at, excluded.ready_at), work_seq = owner_turns.work_seq + 1`.execute(ctx.db);
 }
 
-/** Where a page of {@link selectReadyTurns} starts: after this pair in turn order. */
+/** Where a page of {@link selectReadyTurns} starts: after this pair of the same task type in turn order. */
 export interface TurnCursor {
   readonly servedAt: string;
-  readonly taskType: string;
   readonly ownerUserId: string;
 }
 
 /**
- * Up to `limit` pairs of the task types whose `ready_at` has come, least recently served first (ties by task type,
- * then owner), after `after` when given: one range of `owner_turns_turn_idx` (served_at, task_type, owner_user_id) in
- * that order (`FORCE INDEX` on MariaDB). A plain read, no locks: the claim locks the operations it takes, never the turn rows it reads, so
- * concurrent claimers can serve the same owner (on different rows) instead of finding it locked and idling.
+ * Up to `limit` pairs of one task type whose `ready_at` has come, least recently served first (ties by owner), after
+ * `after` when given: one range of `owner_turns_type_turn_idx` (task_type, served_at, owner_user_id) in that order —
+ * `FORCE INDEX` on MariaDB, whose optimizer read the primary key and sorted on a small table. A plain read, no locks:
+ * the claim locks the operations it takes, never the turn rows it reads, so concurrent claimers can serve the same
+ * owner (on different rows) instead of finding it locked and idling. Its cost is the turns it returns plus those of the
+ * type it passes over whose `ready_at` is still ahead (owners waiting only for a retry's time).
  */
-export async function selectReadyTurns(ctx: DbContext, taskTypes: readonly string[], limit: number, after?: TurnCursor): Promise<OwnerTurn[]> {
-  if (taskTypes.length === 0) return [];
-  const now = ctx.timeAt();
-  const types = sql.join(taskTypes);
+export async function selectReadyTurns(ctx: DbContext, taskType: string, limit: number, after?: TurnCursor): Promise<OwnerTurn[]> {
   const afterCursor = after
-    ? sql`AND (served_at > ${after.servedAt} OR (served_at = ${after.servedAt} AND task_type > ${after.taskType})
-        OR (served_at = ${after.servedAt} AND task_type = ${after.taskType} AND owner_user_id > ${after.ownerUserId}))`
+    ? sql`AND (served_at > ${after.servedAt} OR (served_at = ${after.servedAt} AND owner_user_id > ${after.ownerUserId}))`
     : sql``;
-  // MariaDB names the index: on a small table its optimizer read the primary key and sorted (a filesort per claim).
-  const from = isMariadb(ctx) ? sql`owner_turns FORCE INDEX (owner_turns_turn_idx)` : sql`owner_turns`;
-  const { rows } = await sql<{ task_type: string; owner_user_id: string; served_at: string; work_seq: number | string }>`
-    SELECT task_type, owner_user_id, served_at, work_seq FROM ${from}
-    WHERE task_type IN (${types}) AND ready_at <= ${now} ${afterCursor}
-    ORDER BY served_at, task_type, owner_user_id LIMIT ${limit}`.execute(ctx.db);
-  return rows.map((row) => ({ taskType: row.task_type, ownerUserId: row.owner_user_id, servedAt: String(row.served_at), workSeq: Number(row.work_seq) }));
+  const from = isMariadb(ctx) ? sql`owner_turns FORCE INDEX (owner_turns_type_turn_idx)` : sql`owner_turns`;
+  const { rows } = await sql<{ owner_user_id: string; served_at: string; work_seq: number | string }>`
+    SELECT owner_user_id, served_at, work_seq FROM ${from}
+    WHERE task_type = ${taskType} AND ready_at <= ${ctx.timeAt()} ${afterCursor}
+    ORDER BY served_at, owner_user_id LIMIT ${limit}`.execute(ctx.db);
+  return rows.map((row) => ({ taskType, ownerUserId: row.owner_user_id, servedAt: String(row.served_at), workSeq: Number(row.work_seq) }));
 }
 
-/** Sets `served_at` to now for the pairs a claim took operations for (one statement, rows in key order). */
-export async function markServed(ctx: TxContext, turns: readonly Pick<OwnerTurn, 'taskType' | 'ownerUserId'>[]): Promise<void> {
-  if (turns.length === 0) return;
+/**
+ * Adds `wakeups` (may be negative, to take back what this transaction added) to the pair's `passed_over`: wake-ups a
+ * claim spent without work while the owner was at its running limit — its work waits for a run of its own to end
+ * ({@link repayPassedOver}). One UPDATE by primary key, which locks the row until the caller's transaction ends.
+ */
+export async function notePassedOver(ctx: TxContext, turn: Pick<OwnerTurn, 'taskType' | 'ownerUserId'>, wakeups: number): Promise<void> {
   await ctx.db
     .updateTable('owner_turns')
-    .set({ served_at: ctx.timeAt() })
-    .where((eb) => eb.or(turns.map((turn) => eb.and([eb('task_type', '=', turn.taskType), eb('owner_user_id', '=', turn.ownerUserId)]))))
+    .set((eb) => ({ passed_over: eb('passed_over', '+', wakeups) }))
+    .where('task_type', '=', turn.taskType)
+    .where('owner_user_id', '=', turn.ownerUserId)
     .execute();
+}
+
+/**
+ * Takes one wake-up back from the pair's `passed_over` when it has any (one guarded UPDATE by primary key): true when
+ * it did — the caller, a run of this owner that just ended and freed its running slot, sends that wake-up.
+ */
+export async function repayPassedOver(ctx: DbContext, taskType: string, ownerUserId: string): Promise<boolean> {
+  const result = await ctx.db
+    .updateTable('owner_turns')
+    .set((eb) => ({ passed_over: eb('passed_over', '-', 1) }))
+    .where('task_type', '=', taskType)
+    .where('owner_user_id', '=', ownerUserId)
+    .where('passed_over', '>', 0)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Sets `served_at` to now for one pair (an UPDATE by primary key). */
+export async function markServed(ctx: TxContext, turn: Pick<OwnerTurn, 'taskType' | 'ownerUserId'>): Promise<void> {
+  await ctx.db.updateTable('owner_turns').set({ served_at: ctx.timeAt() }).where('task_type', '=', turn.taskType).where('owner_user_id', '=', turn.ownerUserId).execute();
 }
 
 /**

@@ -1,0 +1,21 @@
+import type { Kysely } from 'kysely';
+import { columnTypes, dropIndex } from './column-types.js';
+
+/**
+ * `owner_turns.passed_over`: wake-ups claims spent without work because the owner was at its running limit; a run of
+ * the pair that ends sends one back as a new wake-up (docs/design.md §4, fair share). And the turn index by task type
+ * first — `owner_turns_type_turn_idx` (task_type, served_at, owner_user_id) — so a claim reads one task type's ready
+ * turns as one range in turn order; the first index (served_at first) made MariaDB read the primary key and sort.
+ */
+export async function up(db: Kysely<any>): Promise<void> {
+  const t = columnTypes(db);
+  await db.schema.alterTable('owner_turns').addColumn('passed_over', t.int(), (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema.createIndex('owner_turns_type_turn_idx').on('owner_turns').columns(['task_type', 'served_at', 'owner_user_id']).execute();
+  await dropIndex(db, 'owner_turns_turn_idx', 'owner_turns');
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.createIndex('owner_turns_turn_idx').on('owner_turns').columns(['served_at', 'task_type', 'owner_user_id']).execute();
+  await dropIndex(db, 'owner_turns_type_turn_idx', 'owner_turns');
+  await db.schema.alterTable('owner_turns').dropColumn('passed_over').execute();
+}
