@@ -182,8 +182,9 @@ export class FairClaim {
    * the owners below their limits first); a turn with nothing due is retired. When claimers of this group get nothing,
    * the wake-ups they spent are credited to the first turn it passed over (`notePassedOver`; one credit per wake-up
    * spent, so credits never multiply), and that owner's running slots are read once more under the turn's row lock: a
-   * slot freed meanwhile means its run ended before it could take the credit back — the credit is withdrawn and the
-   * claim asks to run again; otherwise that run's `repayPassedOver` waits for this commit and sees it.
+   * slot freed meanwhile means a run ended before the credit was there — the claim asks to run again (and the credit
+   * stays, at worst one spare hint later); a run that ends from then on waits in `repayPassedOver` for this commit and
+   * sees the credit.
    */
   private async finish(max: number): Promise<void> {
     await claimLocked(
@@ -201,10 +202,9 @@ export class FairClaim {
     const first = this.passedOver[0];
     if (spent > 0 && first) {
       await notePassedOver(this.tx, first.turn, spent);
-      if ((await lockFreeSlots(this.tx, this.skipLocked, first.pool, 1)).length > 0) {
-        await notePassedOver(this.tx, first.turn, -spent);
-        this.freedMeanwhile = true;
-      }
+      // Under the turn's row lock now: a run of that owner that ends from here on sees the credit. One that ended
+      // before may have looked already — its slot is free: claim once more (the credit stays: at worst one spare hint).
+      if ((await lockFreeSlots(this.tx, this.skipLocked, first.pool, 1)).length > 0) this.freedMeanwhile = true;
     }
     for (const { turn } of this.passedOver) this.deps.metrics?.count(MetricName.ClaimSkippedOwnerAtLimit, 1, { taskType: turn.taskType });
   }
