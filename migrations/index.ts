@@ -38,7 +38,7 @@ import * as m20261202_0500 from './20261202000500_operations_wakeup_index.js';
 import * as m20261202_0700 from './20261202000700_create_owner_turns.js';
 import * as m20261202_0900 from './20261202000900_operations_owner_claim_index.js';
 import * as m20261202_1100 from './20261202001100_create_admission_buckets.js';
-import * as m20261202_1300 from './20261202001300_owner_turns_passed_over.js';
+import * as m20261202_1300 from './20261202001300_owner_turns_type_turn_index.js';
 
 /**
  * Every migration, by name, imported statically so a bundled Lambda carries them.
@@ -84,7 +84,7 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   '20261202000700_create_owner_turns': m20261202_0700,
   '20261202000900_operations_owner_claim_index': m20261202_0900,
   '20261202001100_create_admission_buckets': m20261202_1100,
-  '20261202001300_owner_turns_passed_over': m20261202_1300,
+  '20261202001300_owner_turns_type_turn_index': m20261202_1300,
 });
 
 /** A kysely {@link MigrationProvider} over {@link migrations}. */

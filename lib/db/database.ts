@@ -102,7 +102,6 @@ export interface OwnerTurnsTable {
   ready_at: string;
   served_at: string;
   work_seq: number;
-  passed_over: Generated<number>;
 }
 
 /**

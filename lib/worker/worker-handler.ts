@@ -12,7 +12,7 @@ import { acquireRoutePermits, claimableRoutes, releaseRoutePermits } from '../ai
 import { WorkerScope } from '../operations/scopes.js';
 import { parseWakeupMessage, type WakeupMessage } from '../queue/wakeup-message.js';
 import { runClaimedOperation, type RunDeps, type RunOutcome } from './run-claimed-operation.js';
-import { repayPassedOver } from '../operations/lease/owner-turns.repository.js';
+import { hasDueOperation } from '../operations/store/operation.repository.js';
 
 /** Delay of the hint a failed claim sends in place of its spent message, in **seconds** (SQS `DelaySeconds`). */
 export const CLAIM_FAILED_RESEND_SECONDS = 5;
@@ -33,8 +33,8 @@ export interface WorkerDeps extends RunDeps, Omit<ClaimDeps, 'metrics'> {
  * visibility timeout; a replacement that fails in turn sends none); an operation whose route
  * is full waits for the `capacity_freed` hint its route's next run end sends; an operation whose model route's breaker
  * is open waits for the sweeper's re-send (the breaker's cool-down); an operation whose owner is at its running limit
- * waits for the `capacity_freed` hint that each of that owner's runs sends when it ends, one for each wake-up a claim
- * spent while the owner was at its limit (`repayPassedOver`); a claim that found the row locked by another
+ * waits for the `capacity_freed` hint that each of that owner's runs sends when it ends while the owner has due work
+ * (`hasDueOperation`); a claim that found the row locked by another
  * claimer leaves it to that claimer. A lost message is re-sent by the sweeper once the row's `wake_at` passes
  * (`WAKEUP_RESEND_SECONDS` after admission), so on an idle stack an operation starts within one wake-up round trip
  * (plus 5 s per failed claim), and at worst within `WAKEUP_RESEND_SECONDS` + one sweep interval
@@ -73,27 +73,24 @@ export async function processWakeup(deps: WorkerDeps, remainingMs: () => number,
     releaseRoutePermits(deps.models, permits);
   }
   // The run freed its owner's running slot, and on a limited route a route slot: when something may wait on them —
-  // the route is limited, or claims spent wake-ups while this owner was at its limit (`repayPassedOver`) — wake a
-  // worker for it, instead of leaving it to the sweeper's next re-send.
+  // the route is limited, or the owner has due work (its wake-ups may have been consumed while it was at its limit) —
+  // wake a worker for it, instead of leaving it to the sweeper's next re-send.
   const capacityRoute = deps.registry.get(claim.taskType).capacityRoute;
   const routeLimited = capacityRoute !== undefined && deps.capacity.routeLimit(capacityRoute) !== undefined;
-  if (routeLimited || (await repaysPassedOver(deps, claim))) await sendWakeup(deps, { v: 1, reason: 'capacity_freed', operationId: claim.operationId });
+  if (routeLimited || (await ownerHasDueWork(deps, claim))) await sendWakeup(deps, { v: 1, reason: 'capacity_freed', operationId: claim.operationId });
   return outcome;
 }
 
 /**
- * Takes back one wake-up a claim spent while the claim's owner was at its running limit (`repayPassedOver`). Best
- * effort: the run's outcome is already written, so a failed update (the database unreachable) is logged and answered
- * true — one hint too many is harmless, one too few would leave the owner's work to the sweeper's re-send.
+ * Whether the claim's owner has a due operation of its task type (`hasDueOperation`). Best effort: the run's outcome
+ * is already written, so a failed probe (the database unreachable) is logged and answered true — one hint too many is
+ * harmless, one too few would leave the work to the sweeper's re-send.
  */
-async function repaysPassedOver(deps: WorkerDeps, claim: ClaimedOperation): Promise<boolean> {
+async function ownerHasDueWork(deps: WorkerDeps, claim: ClaimedOperation): Promise<boolean> {
   try {
-    return await repayPassedOver(deps.store, claim.taskType, claim.ownerUserId);
+    return await hasDueOperation(deps.store, claim.taskType, claim.ownerUserId, deps.store.caps.skipLocked);
   } catch (error) {
-    deps.logger.warn('could not check for wake-ups spent while the owner was at its running limit; sending one anyway', {
-      operationId: claim.operationId,
-      ...describeError(error),
-    });
+    deps.logger.warn('could not check for the owner\'s waiting work after a run; sending a wake-up anyway', { operationId: claim.operationId, ...describeError(error) });
     return true;
   }
 }

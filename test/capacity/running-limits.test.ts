@@ -135,6 +135,48 @@ describe.each(DIALECTS)('per-owner running limits on %s', (dialect) => {
     expect(await t.store.db.selectFrom('owner_turns').selectAll().where('owner_user_id', '=', 'hog').execute()).toEqual([]);
   });
 
+  it.skipIf(skip)('wake-ups spent on two owners at their limit are made good: every operation runs on the hints runs send, with no sweeper', async () => {
+    // SQS modelled in memory: one message per admission, and every hint the worker sends goes back in; one invocation
+    // per message. Runs wait on gates the test opens one at a time.
+    const gates: Array<() => void> = [];
+    let onGate: () => void = () => {};
+    deps = { ...testDeps({}, { perOwner: 50, runningPerOwner: 1 }), metrics: new RecordingMetrics() };
+    deps.registry.register(
+      defineTask({
+        type: 'test.gated',
+        paramsSchema: z.object({}).strict(),
+        timeoutMs: 30_000,
+        run: () =>
+          new Promise<void>((resolve) => {
+            gates.push(resolve);
+            onGate();
+          }),
+      }),
+    );
+    const workerDeps = { ...deps, store: t.store };
+    const ids = [await admit('a', 'test.gated'), await admit('b', 'test.gated'), await admit('b', 'test.gated'), await admit('b', 'test.gated')];
+    const queue = deps.wakeups.sent.splice(0).map((sent) => sent.message);
+    const running: Promise<unknown>[] = [];
+    // Delivers every queued message: each invocation comes back (idle) or starts a run (a new gate), kept in `running`.
+    const drain = async () => {
+      for (let message = queue.shift(); message; message = queue.shift()) {
+        const started = new Promise<'started'>((resolve) => (onGate = () => resolve('started')));
+        const invocation = processWakeup(workerDeps, () => 60_000, message);
+        if ((await Promise.race([invocation, started])) === 'started') running.push(invocation);
+        queue.push(...deps.wakeups.sent.splice(0).map((sent) => sent.message));
+      }
+    };
+    await drain();
+    expect(gates).toHaveLength(2); // a1 and b1 run; the other two messages found their owners at the limit
+    for (let opened = 0; opened < 10 && gates.length > 0; opened++) {
+      (gates.shift() as () => void)();
+      await running.shift();
+      queue.push(...deps.wakeups.sent.splice(0).map((sent) => sent.message));
+      await drain();
+    }
+    for (const id of ids) expect(await rowOf(id)).toEqual({ status: 'succeeded', attempt: 1 });
+  });
+
   it.skipIf(skip)('the sweeper reclaims a leaked running slot (its holder no longer running)', async () => {
     const id = await admit('alice');
     const claimed = (await claim()) as ClaimedOperation;

@@ -76,9 +76,9 @@ const EVERY_ROUTE: ClaimableRoutes = Object.freeze({ local: true, external: true
  *    a route slot (`reserveSlot`; a full route sets its lanes aside for the rest of the claim);
  * 3. at the end, one `UPDATE operations SET status = 'running', … WHERE (id = ? AND status = ?) OR …` for every row
  *    taken (`claimLocked`), `served_at = now` for the turns served (`markServed`), and for each turn that had nothing
- *    due, its `ready_at` moved to its next due time or the turn deleted (`retireTurn`); when claimers of the group got
- *    nothing, the wake-ups they spent are credited to the first turn passed over at its limit (`notePassedOver`), and
- *    each run of that owner that ends sends one back (the worker's `capacity_freed` hint).
+ *    due, its `ready_at` moved to its next due time or the turn deleted (`retireTurn`); a turn passed over at its limit
+ *    also gets `served_at = now`. A wake-up spent on an owner at its limit is made good by that owner's runs: each that
+ *    ends while the owner has due work sends a `capacity_freed` hint (the worker, `hasDueOperation`).
  *
  * A group of n claims shares the turns fairly: each ready owner gets up to ⌈n / owners⌉ in a first pass, owners that
  * took their whole share get the remainder in the next (work-conserving: a lone owner gets all n, up to its limit).
@@ -133,10 +133,9 @@ function claimGroupOf(store: Store, deps: ClaimDeps, routes: ClaimableRoutes): G
 }
 
 /**
- * Claims up to `max` operations (see {@link claimNextOperation}). The claim runs once more, for what is still missing,
- * when the first found a reason a second could do better: a turn whose owner's running pool lacked slot rows (its
- * limit was raised, or its operations predate the pool: passed over inside the transaction, the pool completed outside
- * it), or an owner it passed over at its limit that freed a slot while it ran.
+ * Claims up to `max` operations (see {@link claimNextOperation}). A turn whose owner's running pool lacks slot rows
+ * (its limit was raised, or its operations predate the pool) is passed over inside the transaction; the pool is then
+ * completed outside it and the claim runs once more for what is still missing.
  */
 async function claimUpTo(store: Store, deps: ClaimDeps, routes: ClaimableRoutes, max: number): Promise<ClaimedOperation[]> {
   const lanes: Lane[] = [];
@@ -151,7 +150,7 @@ async function claimUpTo(store: Store, deps: ClaimDeps, routes: ClaimableRoutes,
     if (slot) await ensurePool(store, slot.key, slot.limit);
   }
   const first = await inTransaction(store, (tx) => new FairClaim(tx, store.caps.skipLocked, deps, lanes).run(max));
-  if (!first.again || first.claims.length >= max) return first.claims;
+  if (first.incompletePools.length === 0 || first.claims.length >= max) return first.claims;
   for (const pool of first.incompletePools) await ensurePool(store, pool.key, pool.limit);
   const second = await inTransaction(store, (tx) => new FairClaim(tx, store.caps.skipLocked, deps, lanes).run(max - first.claims.length));
   return [...first.claims, ...second.claims];

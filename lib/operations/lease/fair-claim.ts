@@ -8,7 +8,7 @@ import { claimLocked } from '../lifecycle/transitions.js';
 import { taskPolicy } from '../operation-policy.js';
 import { selectClaimCandidates, type OperationRow } from '../store/operation.repository.js';
 import type { ClaimDeps, ClaimedOperation } from './claim-operation.js';
-import { markServed, notePassedOver, retireTurn, selectReadyTurns, type OwnerTurn, type TurnCursor } from './owner-turns.repository.js';
+import { markServed, retireTurn, selectReadyTurns, type OwnerTurn, type TurnCursor } from './owner-turns.repository.js';
 
 /**
  * One claim transaction in the fair order (docs/design.md §4 "Fair share"); `claimNextOperation` documents the order,
@@ -58,10 +58,8 @@ export class FairClaim {
   private readonly served = new Map<string, OwnerTurn>();
   private readonly retired: OwnerTurn[] = [];
   private readonly incomplete: Pool[] = [];
-  /** Turns passed over at their running limit, with their running pool, in the order passed. */
-  private readonly passedOver: { readonly turn: OwnerTurn; readonly pool: Pool }[] = [];
-  /** A passed-over owner's run ended while this claim ran: its slot is free, so the claim should run once more. */
-  private freedMeanwhile = false;
+  /** Turns passed over at their running limit. */
+  private readonly passedOver: OwnerTurn[] = [];
 
   constructor(
     private readonly tx: TxContext,
@@ -70,17 +68,14 @@ export class FairClaim {
     private eligible: readonly Lane[],
   ) {}
 
-  /**
-   * Runs the claim for up to `max` operations. `again` is true when a claim made now could take what this one could
-   * not (an owner it passed over at its limit freed a slot meanwhile, or a running pool lacked slot rows).
-   */
-  async run(max: number): Promise<{ claims: ClaimedOperation[]; incompletePools: Pool[]; again: boolean }> {
+  /** Runs the claim for up to `max` operations; `incompletePools` are running pools that lacked slot rows. */
+  async run(max: number): Promise<{ claims: ClaimedOperation[]; incompletePools: Pool[] }> {
     for (const tier of priorityTiers(this.deps, this.eligible)) {
       if (this.claims.length >= max) break;
       await this.serveTier(tier, max);
     }
-    await this.finish(max);
-    return { claims: this.claims, incompletePools: this.incomplete, again: this.freedMeanwhile || this.incomplete.length > 0 };
+    await this.finish();
+    return { claims: this.claims, incompletePools: this.incomplete };
   }
 
   /**
@@ -126,7 +121,7 @@ export class FairClaim {
     const slots = await lockFreeSlots(this.tx, this.skipLocked, running, want);
     if (slots.length === 0) {
       if (!(await poolComplete(this.tx, running.key, running.limit))) this.incomplete.push(running);
-      else this.passedOver.push({ turn, pool: running });
+      else this.passedOver.push(turn);
       return 0;
     }
     const rows = await this.candidates(turn, lanes, slots.length);
@@ -179,34 +174,21 @@ export class FairClaim {
    * The claim's writes besides the slots: the rows to `running`, then each turn row it touches, one statement each in
    * key order (so concurrent claimers lock turn rows in one order): a turn served or passed over at its limit gets
    * `served_at = now` (an owner at its limit holds its share: it goes to the back of the line, and the next claims reach
-   * the owners below their limits first); a turn with nothing due is retired. When claimers of this group get nothing,
-   * the wake-ups they spent are credited to the first turn it passed over (`notePassedOver`; one credit per wake-up
-   * spent, so credits never multiply), and that owner's running slots are read once more under the turn's row lock: a
-   * slot freed meanwhile means a run ended before the credit was there — the claim asks to run again (and the credit
-   * stays, at worst one spare hint later); a run that ends from then on waits in `repayPassedOver` for this commit and
-   * sees the credit.
+   * the owners below their limits first); a turn with nothing due is retired.
    */
-  private async finish(max: number): Promise<void> {
+  private async finish(): Promise<void> {
     await claimLocked(
       this.tx,
       this.claims.map((claim) => ({ id: claim.operationId, fromStatus: claim.claimedFrom, leaseToken: claim.leaseToken, leaseMs: claim.leaseMs })),
     );
     const writes = new Map<string, { turn: OwnerTurn; write: 'served' | 'retired' }>();
     for (const turn of this.retired) writes.set(keyOf(turn), { turn, write: 'retired' });
-    for (const { turn } of this.passedOver) writes.set(keyOf(turn), { turn, write: 'served' });
+    for (const turn of this.passedOver) writes.set(keyOf(turn), { turn, write: 'served' });
     for (const turn of this.served.values()) writes.set(keyOf(turn), { turn, write: 'served' });
     for (const { turn, write } of [...writes.values()].sort((a, b) => byKey(a.turn, b.turn))) {
       await (write === 'served' ? markServed(this.tx, turn) : retireTurn(this.tx, turn));
     }
-    const spent = max - this.claims.length;
-    const first = this.passedOver[0];
-    if (spent > 0 && first) {
-      await notePassedOver(this.tx, first.turn, spent);
-      // Under the turn's row lock now: a run of that owner that ends from here on sees the credit. One that ended
-      // before may have looked already — its slot is free: claim once more (the credit stays: at worst one spare hint).
-      if ((await lockFreeSlots(this.tx, this.skipLocked, first.pool, 1)).length > 0) this.freedMeanwhile = true;
-    }
-    for (const { turn } of this.passedOver) this.deps.metrics?.count(MetricName.ClaimSkippedOwnerAtLimit, 1, { taskType: turn.taskType });
+    for (const turn of this.passedOver) this.deps.metrics?.count(MetricName.ClaimSkippedOwnerAtLimit, 1, { taskType: turn.taskType });
   }
 }
 

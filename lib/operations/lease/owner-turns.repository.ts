@@ -4,9 +4,9 @@ import type { DbContext, TxContext } from '../../db/database.js';
 
 /**
  * SQL for `owner_turns`, the fair claim order's queue of owners (docs/design.md §4, fair share); the decisions are in
- * `fair-claim.ts`, `transitions.ts` and `worker-handler.ts`. One row per (task type, owner) that may have claimable
- * work: `ready_at` — nothing of the pair is due before it (a lower bound), `served_at` — its last claim, `work_seq` —
- * bumped whenever the pair becomes ready again, `passed_over` — wake-ups spent while the owner was at its limit.
+ * `fair-claim.ts` and `transitions.ts`. One row per (task type, owner) that may have claimable work: `ready_at` —
+ * nothing of the pair is due before it (a lower bound), `served_at` — its last claim (or pass at its limit),
+ * `work_seq` — bumped whenever the pair becomes ready again.
  */
 
 /** `served_at` of a pair never claimed for: before every real claim, so a newcomer is served first. */
@@ -75,35 +75,6 @@ export async function selectReadyTurns(ctx: DbContext, taskType: string, limit: 
     WHERE task_type = ${taskType} AND ready_at <= ${ctx.timeAt()} ${afterCursor}
     ORDER BY served_at, owner_user_id LIMIT ${limit}`.execute(ctx.db);
   return rows.map((row) => ({ taskType, ownerUserId: row.owner_user_id, servedAt: String(row.served_at), workSeq: Number(row.work_seq) }));
-}
-
-/**
- * Adds `wakeups` (may be negative, to take back what this transaction added) to the pair's `passed_over`: wake-ups a
- * claim spent without work while the owner was at its running limit — its work waits for a run of its own to end
- * ({@link repayPassedOver}). One UPDATE by primary key, which locks the row until the caller's transaction ends.
- */
-export async function notePassedOver(ctx: TxContext, turn: Pick<OwnerTurn, 'taskType' | 'ownerUserId'>, wakeups: number): Promise<void> {
-  await ctx.db
-    .updateTable('owner_turns')
-    .set((eb) => ({ passed_over: eb('passed_over', '+', wakeups) }))
-    .where('task_type', '=', turn.taskType)
-    .where('owner_user_id', '=', turn.ownerUserId)
-    .execute();
-}
-
-/**
- * Takes one wake-up back from the pair's `passed_over` when it has any (one guarded UPDATE by primary key): true when
- * it did — the caller, a run of this owner that just ended and freed its running slot, sends that wake-up.
- */
-export async function repayPassedOver(ctx: DbContext, taskType: string, ownerUserId: string): Promise<boolean> {
-  const result = await ctx.db
-    .updateTable('owner_turns')
-    .set((eb) => ({ passed_over: eb('passed_over', '-', 1) }))
-    .where('task_type', '=', taskType)
-    .where('owner_user_id', '=', ownerUserId)
-    .where('passed_over', '>', 0)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
 }
 
 /** Sets `served_at` to now for one pair (an UPDATE by primary key). */

@@ -153,6 +153,19 @@ export async function selectClaimCandidates(ctx: TxContext, group: ClaimGroup, s
   return claimCandidateQuery(ctx, group, skipLocked, limit).execute();
 }
 
+/**
+ * Whether the owner has a claimable operation of the task type that is due now, in either claim lane: one
+ * {@link claimCandidateQuery} of one row per lane (a range of `operations_owner_claim_idx`; on MariaDB with `SKIP
+ * LOCKED`, outside any transaction, so a row a claimer holds — it is being taken — does not count, and no lock
+ * outlives the statement).
+ */
+export async function hasDueOperation(ctx: DbContext, taskType: string, ownerUserId: string, skipLocked: boolean): Promise<boolean> {
+  for (const lane of ['L', 'X'] as const) {
+    if ((await claimCandidateQuery(ctx, { lane, taskType, ownerUserId }, skipLocked, 1).execute()).length > 0) return true;
+  }
+  return false;
+}
+
 /** A statement that can be compiled (to `EXPLAIN` it) or run. */
 export interface CandidateQuery {
   compile(): CompiledQuery;
