@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_RUNNING_PER_OWNER } from './capacity/capacity-policy.js';
 import { ConfigError } from './errors.js';
 
 const seconds = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
@@ -82,7 +83,7 @@ export const ConfigSchema = z
      * Default per-owner limit on *running* operations of each task type, checked at claim (docs/design.md §4, fair
      * share). Keep it below the worker's concurrency (README "Sizing the worker").
      */
-    CAPACITY_RUNNING_PER_OWNER: z.coerce.number().int().min(1).max(10_000).default(4),
+    CAPACITY_RUNNING_PER_OWNER: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_RUNNING_PER_OWNER),
     /** `Retry-After` of a capacity 429, in seconds. */
     CAPACITY_RETRY_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(5),
     /** Optional JSON file with per-plan, per-task-type and per-route limits (README "Capacity"). */

@@ -19,7 +19,7 @@ export const ROUTE_POOL_PREFIX = 'route:';
 export const RUNNING_POOL_PREFIX = 'running:';
 
 /** Prefixes of the execution pools, whose slots an attempt gives back when it leaves `running`. */
-export const EXECUTION_POOL_PREFIXES: readonly string[] = Object.freeze([ROUTE_POOL_PREFIX, RUNNING_POOL_PREFIX]);
+const EXECUTION_POOL_PREFIXES: readonly string[] = Object.freeze([ROUTE_POOL_PREFIX, RUNNING_POOL_PREFIX]);
 
 /** Prefix of the per-task-type global admission pools (`global:<task type>`). */
 export const GLOBAL_POOL_PREFIX = 'global:';

@@ -10,7 +10,7 @@ import type { DbContext, TxContext } from '../../db/database.js';
  */
 
 /** `served_at` of a pair never claimed for: before every real claim, so a newcomer is served first. */
-export const NEVER_SERVED = '1970-01-01 00:00:00.000';
+const NEVER_SERVED = '1970-01-01 00:00:00.000';
 
 /** One (task type, owner) pair as the claim reads it. */
 export interface OwnerTurn {
