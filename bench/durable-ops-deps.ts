@@ -1,5 +1,18 @@
 import { z } from 'zod';
-import { capacityPolicy, defineTask, type CapacityPolicy, type OperationPolicy, type TaskDefinition, type WakeupMessage, type WakeupSender } from '../lib/index.js';
+import {
+  capacityPolicy,
+  defineTask,
+  loadCapacityPolicy,
+  loadConfig,
+  noopMetrics,
+  silentLogger,
+  type CapacityPolicy,
+  type OperationPolicy,
+  type TaskDefinition,
+  type TaskRegistry,
+  type WakeupMessage,
+  type WakeupSender,
+} from '../lib/index.js';
 
 /** The task type every benchmark operation runs. */
 export const BENCH_TASK_TYPE = 'bench.noop';
@@ -35,10 +48,11 @@ export class ExecutionLog {
  * The benchmark's no-op task: its handler records the run and returns at once, so the figures measure durable-ops'
  * own work (admission, claim, heartbeat, completion with notification and capacity release) and nothing else.
  * @param onRun called with the operation id at the start of every run (and `'end'` when it returns).
+ * @param type its task type. @default {@link BENCH_TASK_TYPE}
  */
-export function benchTask(onRun: (operationId: string, phase: 'start' | 'end') => void): TaskDefinition {
+export function benchTask(onRun: (operationId: string, phase: 'start' | 'end') => void, type: string = BENCH_TASK_TYPE): TaskDefinition {
   return defineTask({
-    type: BENCH_TASK_TYPE,
+    type,
     paramsSchema: z.object({ i: z.number().int().min(0) }).strict(),
     timeoutMs: 60_000,
     async run({ operationId }) {
@@ -76,6 +90,25 @@ export function benchPolicy(overrides: Partial<OperationPolicy> = {}): Operation
  */
 export function benchCapacity(ops: number, owners: number, workers: number): CapacityPolicy {
   return capacityPolicy({ perOwner: Math.max(1, Math.ceil(ops / owners)), global: Math.max(1, ops), retryAfterSeconds: 1, runningPerOwner: Math.max(1, workers) });
+}
+
+/**
+ * The limits of a deployment that sets no `CAPACITY_*` variable and no capacity file — the configuration's defaults
+ * (`loadConfig({})`: 10 active per owner, 1,000 global, 4 running per owner, no admission rate, at the time of
+ * writing), read through the library so they follow its defaults.
+ */
+export function deployedCapacity(): CapacityPolicy {
+  return loadCapacityPolicy(loadConfig({}));
+}
+
+/**
+ * The deps of admission and claim called one at a time, without workers or SQS (the cost phases): leases, deadlines
+ * and wake-up re-sends of an hour, far beyond a phase's length, so nothing expires or falls due for the sweeper while
+ * a phase runs; the wake-ups go nowhere (counted), logs and metrics nowhere.
+ */
+export function sequentialDeps(registry: TaskRegistry, capacity: CapacityPolicy) {
+  const policy = benchPolicy({ leaseMs: 3_600_000, deadlineMs: 3_600_000, wakeupResendMs: 3_600_000 });
+  return { registry, policy, capacity, wakeups: new CountingWakeups(), logger: silentLogger, metrics: noopMetrics };
 }
 
 /** The owner id of benchmark owner `k` (0-based). */

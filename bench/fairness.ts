@@ -31,8 +31,8 @@ import {
 } from '../lib/index.js';
 import type { Cleanups } from './cleanups.js';
 import { cpuShare, cpuSnapshot, type CpuShare } from './cpu.js';
-import { warmPool } from './durable-ops.js';
 import { BENCH_SUBJECT_TYPE, benchPolicy, CountingWakeups, ExecutionLog } from './durable-ops-deps.js';
+import { warmPool } from './durable-ops-rig.js';
 import { benchDatabaseName, createBenchDatabase } from './mariadb.js';
 import { summarize, type LatencySummary } from './stats.js';
 import { WakeupQueue } from './wakeup-queue.js';

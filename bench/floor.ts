@@ -1,12 +1,16 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { type Pool, type PoolConnection, type ResultSetHeader, type RowDataPacket } from 'mysql2/promise';
+import { type RowDataPacket } from 'mysql2/promise';
 import { migrateToLatest, openStore } from '../lib/index.js';
+import { ADMIT_CALL, planTable } from '../lib/operations/admission/admission-procedure.repository.js';
+import { CLAIM_CALL, claimConfig } from '../lib/operations/lease/claim-procedure.repository.js';
+import { COMPLETE_CALL } from '../lib/operations/lifecycle/complete-procedure.repository.js';
 import { newOperationId } from '../lib/operations/operation-id.js';
+import { TaskRegistry } from '../lib/tasks/task-registry.js';
 import type { Cleanups } from './cleanups.js';
 import { cpuWindow, type CpuPerOp } from './cpu.js';
-import { BENCH_SUBJECT_TYPE, BENCH_TASK_TYPE, benchOwner, ExecutionLog } from './durable-ops-deps.js';
+import { BENCH_SUBJECT_TYPE, BENCH_TASK_TYPE, benchCapacity, benchOwner, benchPolicy, benchTask, ExecutionLog } from './durable-ops-deps.js';
 import { benchPool, CommitCounter } from './mariadb.js';
 
 /** Options of {@link runFloor}: the same load as the durable-ops phase. */
@@ -49,21 +53,19 @@ const FLOOR_GROUP = 32;
 
 /**
  * The design floor: what this design's statements cost on this machine with none of the library around
- * them — no kysely, no validation, no hashing of requests, no logging, no lease rechecks — so a run can tell how much
- * of the distance to a target is durable-ops' own code and how much is the design's SQL itself.
+ * them — no kysely, no validation, no hashing of requests, no logging, no lease rechecks, no group commit machinery —
+ * so a run can tell how much of the distance to a target is durable-ops' own code and how much is the design's SQL.
  *
- * The same schema (migrated), the same load and concurrency as the durable-ops phase, the same statements in their
- * leanest form, on bare mysql2 (READ COMMITTED sessions, as `openStore`):
- * - admission: the owner-settings read; then `BEGIN`, `INSERT … RETURNING`, for the owner pool and then the global
- *   pool a free-slot `SELECT … FOR UPDATE SKIP LOCKED` from a random slot, one guarded `UPDATE` of both slots,
- *   `COMMIT`; then a wake-up message;
- * - a worker takes wake-ups in full groups of {@link FLOOR_GROUP} (32, the library's largest group) and claims that
- *   many rows in one transaction (`SELECT … LIMIT n FOR UPDATE SKIP LOCKED` in the claim index's order + one
- *   `UPDATE`), then completes them in one transaction (lease-guarded `UPDATE`, the notifications, the capacity
- *   release).
+ * The same schema (migrated, with its stored procedures), the same load and concurrency as the durable-ops phase, the
+ * same three round trips per step the library makes on MariaDB (docs/design.md §9), on bare mysql2 (READ COMMITTED
+ * sessions, as `openStore`), their constant parameters built once by the library's own builders:
+ * - admission: one `CALL admit_operation_v1` (owner recheck, insert, turn, owner and global slot), then a wake-up;
+ * - a worker takes wake-ups in full groups of {@link FLOOR_GROUP} (32, the library's largest group), claims that many in
+ *   one `CALL claim_operations_v1` (the fair order, running slots, turn writes) and completes them in one
+ *   `CALL complete_operations_v1` (guarded update, notifications, capacity release, the owners' due work).
  * So it sends no more statements and commits no more often per operation than durable-ops does, and spends none of its
  * CPU on library code: durable-ops cannot beat it on the same machine, whatever its code does — only other statements
- * (say, an admission of fewer of them) could.
+ * could.
  */
 export async function runFloor(options: FloorOptions): Promise<FloorResult> {
   const store = openStore(options.databaseUrl);
@@ -78,8 +80,6 @@ export async function runFloor(options: FloorOptions): Promise<FloorResult> {
   });
   const counter = await CommitCounter.open(options.serverUrl, options.cleanups);
   try {
-    const perOwner = Math.max(1, Math.ceil(options.ops / options.owners));
-    await createPools(pool, options.ops, options.owners, perOwner);
     const connections = await Promise.all(Array.from({ length: options.admitters + options.workers }, () => pool.getConnection()));
     for (const connection of connections) connection.release();
 
@@ -90,22 +90,24 @@ export async function runFloor(options: FloorOptions): Promise<FloorResult> {
     let next = 0;
     let lastCompletion = 0;
 
-    /** Runs `work` in one transaction, again from the start after a deadlock or lock wait timeout. */
-    const transaction = async <T>(work: (connection: PoolConnection) => Promise<T>): Promise<T> => {
+    // The routines' parameters that do not change per call, built once by the library's own builders.
+    const capacity = benchCapacity(options.ops, options.owners, options.workers);
+    const registry = new TaskRegistry().register(benchTask(() => {}));
+    const plans = planTable(capacity, BENCH_TASK_TYPE, {});
+    const claimDeps = { registry, policy: benchPolicy(), capacity };
+    const config = claimConfig(claimDeps, [{ type: BENCH_TASK_TYPE, lane: 'local' }]);
+    const perOwnerLimit = capacity.admissionLimits(BENCH_TASK_TYPE, '*');
+
+    /** One CALL, again after a deadlock or lock wait timeout (the routine rolled back). */
+    const call = async (text: string, parameters: unknown[]): Promise<RowDataPacket[][]> => {
       for (let tries = 1; ; tries++) {
-        const connection = await pool.getConnection();
         try {
-          await connection.query('BEGIN');
-          const result = await work(connection);
-          await connection.query('COMMIT');
-          return result;
+          const [results] = await pool.query<RowDataPacket[][]>(text, parameters);
+          return results;
         } catch (error) {
-          await connection.query('ROLLBACK').catch(() => {});
           const errno = (error as { errno?: number }).errno;
           if (tries >= MAX_TRIES || (errno !== 1213 && errno !== 1205)) throw error;
           retriedTransactions++;
-        } finally {
-          connection.release();
         }
       }
     };
@@ -113,69 +115,24 @@ export async function runFloor(options: FloorOptions): Promise<FloorResult> {
     const admit = async (i: number) => {
       const owner = benchOwner(i % options.owners);
       const id = newOperationId();
-      await pool.query('SELECT * FROM owner_settings WHERE owner_user_id = ?', [owner]);
-      await transaction(async (connection) => {
-        await connection.query(
-          `INSERT INTO operations (id, owner_user_id, task_type, idempotency_key, request_hash, subject_type, subject_id, params_json,
-             privacy_mode, priority, max_attempts, status, attempt, retry_count, progress_percent, created_at, updated_at, available_at,
-             deadline_at, wake_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'standard', 0, 3, 'queued', 0, 0, 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6),
-             UTC_TIMESTAMP(6) + INTERVAL 900 SECOND, UTC_TIMESTAMP(6) + INTERVAL 60 SECOND)
-           RETURNING *`,
-          [id, owner, BENCH_TASK_TYPE, `bench-${i}`, createHash('sha256').update(String(i)).digest('hex'), BENCH_SUBJECT_TYPE, `s-${i}`, JSON.stringify({ i })],
-        );
-        const ownerPool = `owner:${BENCH_TASK_TYPE}:${owner}`;
-        const globalPool = `global:${BENCH_TASK_TYPE}`;
-        const ownerSlot = await freeSlot(connection, ownerPool, perOwner);
-        const globalSlot = await freeSlot(connection, globalPool, options.ops);
-        await connection.query(
-          `UPDATE capacity_slots SET operation_id = ?, reserved_at = UTC_TIMESTAMP(6)
-           WHERE ((pool_key = ? AND slot_no = ?) OR (pool_key = ? AND slot_no = ?)) AND operation_id IS NULL`,
-          [id, ownerPool, ownerSlot, globalPool, globalSlot],
-        );
-      });
+      const [answer] = await call(ADMIT_CALL, [
+        id, owner, BENCH_TASK_TYPE, `bench-${i}`, createHash('sha256').update(String(i)).digest('hex'), BENCH_SUBJECT_TYPE, `s-${i}`,
+        JSON.stringify({ i }), 0, 3, 900_000, 60_000, 0, randomInt(2 ** 47), 0, 'free', 1, 'local_only', plans, perOwnerLimit.global,
+        `owner:${BENCH_TASK_TYPE}:${owner}`, `global:${BENCH_TASK_TYPE}`, `running:${BENCH_TASK_TYPE}:${owner}`,
+      ]);
+      if (answer?.[0]?.admission_outcome !== 'admitted') throw new Error(`admission answered ${String(answer?.[0]?.admission_outcome)}`);
       wakeups.add(id);
     };
 
     const claimAndComplete = async (n: number): Promise<number> => {
-      const token = randomBytes(32).toString('hex');
-      const ids = await transaction(async (connection) => {
-        const [rows] = await connection.query<RowDataPacket[]>(
-          `SELECT * FROM operations WHERE claim_lane = 'L' AND task_type IN (?) AND available_at <= UTC_TIMESTAMP(6)
-             AND deadline_at > UTC_TIMESTAMP(6) ORDER BY priority DESC, available_at LIMIT ? FOR UPDATE SKIP LOCKED`,
-          [BENCH_TASK_TYPE, n],
-        );
-        const claimed = rows.map((row) => row.id as string);
-        if (claimed.length === 0) return claimed;
-        await connection.query(
-          `UPDATE operations SET status = 'running', attempt = attempt + 1, lease_token = ?, lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL 30 SECOND,
-             heartbeat_at = UTC_TIMESTAMP(6), started_at = COALESCE(started_at, UTC_TIMESTAMP(6)), available_at = NULL, wake_at = NULL,
-             updated_at = UTC_TIMESTAMP(6)
-           WHERE id IN (?) AND claim_lane = 'L'`,
-          [token, claimed],
-        );
-        return claimed;
-      });
-      if (ids.length === 0) return 0;
-      for (const id of ids) executions.record(id);
-      const done = await transaction(async (connection) => {
-        const [update] = await connection.query<ResultSetHeader>(
-          `UPDATE operations SET status = 'succeeded', finished_at = UTC_TIMESTAMP(6), lease_token = NULL, lease_expires_at = NULL,
-             updated_at = UTC_TIMESTAMP(6)
-           WHERE id IN (?) AND lease_token = ? AND status = 'running'`,
-          [ids, token],
-        );
-        await connection.query(
-          `INSERT INTO operation_notifications (operation_id, owner_user_id, task_type, status, failure_code, cycle, created_at)
-           SELECT id, owner_user_id, task_type, status, failure_code, retry_count, UTC_TIMESTAMP(6) FROM operations
-           WHERE id IN (?) AND status = 'succeeded'`,
-          [ids],
-        );
-        await connection.query('UPDATE capacity_slots SET operation_id = NULL, reserved_at = NULL WHERE operation_id IN (?)', [ids]);
-        return update.affectedRows;
-      });
+      const tokens = Array.from({ length: n }, () => randomBytes(32).toString('hex'));
+      const [claimed = []] = await call(CLAIM_CALL, [n, config, JSON.stringify(tokens), 0, 'free', 0]);
+      if (claimed.length === 0) return 0;
+      for (const row of claimed) executions.record(row.id as string);
+      const leases = claimed.map((row, i) => [row.id, row.owner_user_id, tokens[i]]);
+      const [[answer] = []] = await call(COMPLETE_CALL, [JSON.stringify(leases), 0, 0]);
       lastCompletion = performance.now();
-      return done;
+      return (JSON.parse(String(answer?.held ?? '[]')) as string[]).length;
     };
 
     const before = await counter.read();
@@ -278,29 +235,3 @@ class Batcher {
   }
 }
 
-/** Slot rows of the global pool (`ops` slots) and of each owner's pool (`perOwner` slots), all free. */
-async function createPools(pool: Pool, ops: number, owners: number, perOwner: number): Promise<void> {
-  const rows = (key: string, n: number) => Array.from({ length: n }, (_, slot) => [key, slot]);
-  const all = [rows(`global:${BENCH_TASK_TYPE}`, ops), ...Array.from({ length: owners }, (_, k) => rows(`owner:${BENCH_TASK_TYPE}:${benchOwner(k)}`, perOwner))].flat();
-  for (let at = 0; at < all.length; at += 5_000) {
-    await pool.query('INSERT INTO capacity_slots (pool_key, slot_no) VALUES ?', [all.slice(at, at + 5_000)]);
-  }
-}
-
-/** A free slot of the pool, locked (the capacity repository's read, bare): from a random slot, wrapping once. */
-async function freeSlot(connection: PoolConnection, poolKey: string, limit: number): Promise<number> {
-  const start = Math.floor(Math.random() * limit);
-  for (const [from, below] of [
-    [start, limit],
-    [0, start],
-  ] as const) {
-    const [rows] = await connection.query<RowDataPacket[]>(
-      `SELECT slot_no FROM capacity_slots FORCE INDEX (PRIMARY) WHERE pool_key = ? AND operation_id IS NULL AND slot_no >= ? AND slot_no < ?
-       ORDER BY slot_no LIMIT 1 FOR UPDATE SKIP LOCKED`,
-      [poolKey, from, below],
-    );
-    const slot = rows[0]?.slot_no as number | undefined;
-    if (slot !== undefined) return slot;
-  }
-  throw new Error(`pool ${poolKey} is full: its limit should fit the run`);
-}

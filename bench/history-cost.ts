@@ -12,20 +12,18 @@ import {
   enterOwnerScope,
   DEFAULT_OWNER_SETTINGS,
   migrateToLatest,
-  noopMetrics,
   openStore,
   OwnerScope,
   runSweepOnce,
-  silentLogger,
   TaskRegistry,
   WorkerScope,
   type Store,
 } from '../lib/index.js';
 import { noCleanups, type Cleanups } from './cleanups.js';
 import { cpuShare, cpuSnapshot, type CpuShare } from './cpu.js';
-import { BENCH_SUBJECT_TYPE, BENCH_TASK_TYPE, benchOwner, benchPolicy, benchTask, CountingWakeups } from './durable-ops-deps.js';
+import { BENCH_SUBJECT_TYPE, BENCH_TASK_TYPE, benchOwner, benchTask, sequentialDeps } from './durable-ops-deps.js';
 import { fillHistory } from './history-fill.js';
-import { benchDatabaseName, connect, createBenchDatabase, type BenchDatabase } from './mariadb.js';
+import { benchDatabaseName, connect, createBenchDatabase, globalStatus, type BenchDatabase } from './mariadb.js';
 import { capturingStore, compareTimings, explainStatements, planProblems, seedPlanBacklog, type CapturedStatement, type StatementPlan, type StatementTiming } from './query-plans.js';
 import { ratio, summarize, type LatencySummary } from './stats.js';
 
@@ -165,12 +163,9 @@ const WRITE_BACK_MAX_MS = 120_000;
  * of the load, not of the history; the write-back the timed paths cause themselves is still timed. Returns the seconds
  * waited.
  */
-async function writtenBack(status: Connection): Promise<number> {
+export async function writtenBack(status: Connection): Promise<number> {
   const started = performance.now();
-  const dirty = async () => {
-    const [rows] = await status.query("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'");
-    return Number((rows as { Value: unknown }[])[0]?.Value ?? 0);
-  };
+  const dirty = () => globalStatus(status, 'Innodb_buffer_pool_pages_dirty');
   let last = await dirty();
   // The page cleaner lowers the count in steps about a second apart: three seconds without a fall means it is done.
   for (let still = 0; still < 6 && performance.now() - started < WRITE_BACK_MAX_MS; ) {
@@ -182,14 +177,11 @@ async function writtenBack(status: Connection): Promise<number> {
   return (performance.now() - started) / 1000;
 }
 
-/** The deps of admission, claim and sweep here: leases, deadlines and wake-up re-sends far beyond the phase's length. */
+/** The deps of admission, claim and sweep here ({@link sequentialDeps}). */
 function costDeps(options: HistoryCostOptions) {
-  const registry = new TaskRegistry().register(benchTask(() => {}));
-  const policy = benchPolicy({ leaseMs: 3_600_000, deadlineMs: 3_600_000, wakeupResendMs: 3_600_000 });
   // The queue stays at `queued` (each round admits one and claims one, which then completes): room to spare.
   const perOwner = Math.ceil(options.queued / options.owners) + 10;
-  const capacity = capacityPolicy({ perOwner, global: options.owners * perOwner, retryAfterSeconds: 1 });
-  return { registry, policy, capacity, wakeups: new CountingWakeups(), logger: silentLogger, metrics: noopMetrics };
+  return sequentialDeps(new TaskRegistry().register(benchTask(() => {})), capacityPolicy({ perOwner, global: options.owners * perOwner, retryAfterSeconds: 1 }));
 }
 
 type CostDeps = ReturnType<typeof costDeps>;
@@ -216,10 +208,7 @@ async function measure(
   fillSeconds: number,
   problems: string[],
 ): Promise<CostAtSize> {
-  const poolReads = async () => {
-    const [rows] = await status.query("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_reads'");
-    return Number((rows as { Value: unknown }[])[0]?.Value ?? 0);
-  };
+  const poolReads = () => globalStatus(status, 'Innodb_buffer_pool_reads');
   const samples: Record<CostPath | 'reference', number[]> = { admission: [], claim: [], sweep: [], reference: [] };
   const reads: Record<CostPath, number> = { admission: 0, claim: 0, sweep: 0 };
   let cpu0 = cpuSnapshot();

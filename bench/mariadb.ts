@@ -50,6 +50,12 @@ export async function adminQuery<T = Record<string, unknown>>(serverUrl: string,
   }
 }
 
+/** A server status counter (`SHOW GLOBAL STATUS LIKE <name>`, server-wide) as a number; 0 when the server has none. */
+export async function globalStatus(connection: Connection, name: string): Promise<number> {
+  const [rows] = await connection.query('SHOW GLOBAL STATUS LIKE ?', [name]);
+  return Number((rows as { Value: unknown }[])[0]?.Value ?? 0);
+}
+
 /** A database the benchmark created; `drop()` removes it (idempotent). */
 export interface BenchDatabase {
   readonly name: string;

@@ -66,7 +66,7 @@ export async function runPgBoss(options: PgBossOptions): Promise<PgBossResult> {
   try {
     await boss.createQueue(queue);
     const db = boss.getDb();
-    await dropStaleSchemas(db);
+    await dropStaleSchemas((sql) => db.executeSql(sql, []), 'bench_pgboss_');
     const [{ server_version: serverVersion } = { server_version: 'unknown' }] = (await db.executeSql('SHOW server_version', [])).rows as { server_version: string }[];
     // Open the pool's connections before timing.
     await Promise.all(Array.from({ length: options.producers + options.workers }, () => db.executeSql('SELECT 1', [])));
@@ -142,12 +142,21 @@ export async function runPgBoss(options: PgBossOptions): Promise<PgBossResult> {
   }
 }
 
-/** Drops the pg-boss schemas of earlier runs that were killed before their cleanup ran (their process is gone). */
-async function dropStaleSchemas(db: PgBoss.Db): Promise<void> {
-  const { rows } = await db.executeSql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'bench\\_pgboss\\_%'", []);
+/** Runs one SQL statement on PostgreSQL and returns its rows (pg-boss's `executeSql`, a pg client's `query`). */
+export type ExecuteSql = (sql: string) => Promise<{ rows: unknown[] }>;
+
+/**
+ * Drops the schemas `<prefix><pid>_<suffix>` of earlier runs that were killed before their cleanup ran (their process
+ * is gone); the schemas of live processes, this one's included, stay.
+ * @param prefix lower-case letters and underscores only (it is spliced into the SQL), e.g. `bench_pgboss_`.
+ */
+export async function dropStaleSchemas(executeSql: ExecuteSql, prefix: string): Promise<void> {
+  if (!/^[a-z_]+$/.test(prefix)) throw new RangeError(`schema prefix must be lower-case letters and underscores, got ${prefix}`);
+  const { rows } = await executeSql(`SELECT nspname FROM pg_namespace WHERE nspname LIKE '${prefix.replace(/_/g, '\\_')}%'`);
+  const name = new RegExp(`^${prefix}(\\d+)_\\w+$`);
   for (const { nspname } of rows as { nspname: string }[]) {
-    const pid = Number(/^bench_pgboss_(\d+)_\d+$/.exec(nspname)?.[1]);
-    if (Number.isInteger(pid) && pid !== process.pid && !isAlive(pid)) await db.executeSql(`DROP SCHEMA IF EXISTS ${nspname} CASCADE`, []);
+    const pid = Number(name.exec(nspname)?.[1]);
+    if (Number.isInteger(pid) && pid !== process.pid && !isAlive(pid)) await executeSql(`DROP SCHEMA IF EXISTS ${nspname} CASCADE`);
   }
 }
 

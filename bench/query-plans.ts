@@ -81,7 +81,7 @@ export function capturingStore(store: Store, path: string, sink: CapturedStateme
     },
   };
   const db = store.db.withPlugin(plugin);
-  return { db, caps: store.caps, timeAt: (deltaMs) => store.timeAt(deltaMs), independent: () => store.independent(), destroy: () => store.destroy() };
+  return { db, caps: store.caps, timeAt: (deltaMs) => store.timeAt(deltaMs), clockOffsetMs: () => store.clockOffsetMs(), independent: () => store.independent(), destroy: () => store.destroy() };
 }
 
 /**

@@ -8,16 +8,20 @@ import { runDurableOps, type DurableOpsResult } from './durable-ops.js';
 import { runFairness, type FairnessOptions } from './fairness.js';
 import { fairnessHeadline, renderFairnessTable, writeFairnessResults } from './fairness-report.js';
 import { runFloor, type FloorResult } from './floor.js';
+import { runGraphileWorker, type GraphileWorkerMode, type GraphileWorkerResult } from './graphile-worker.js';
 import { runHistoryCost } from './history-cost.js';
 import { localMachine, type Machine } from './machine.js';
 import { benchDatabaseName, createBenchDatabase, dropStaleBenchDatabases, mariadbServerUrl, mariadbSettings, mariadbVersion } from './mariadb.js';
+import { runOccupancy } from './occupancy.js';
+import { runOpenLoop } from './open-loop.js';
+import { runOwnerGrowth } from './owner-growth.js';
 import { DEFAULT_POSTGRES_URL, runPgBoss, type PgBossResult } from './pg-boss.js';
 import { redisVersion } from './redis-persistence.js';
 import { checkTargets, headlineOf, problemsOf, renderSvg, renderTable, type BenchResults, type BenchSettings } from './report.js';
 
 const USAGE = `usage: npm run bench [-- --quick] [-- --ops N] [-- --fairness]
-  --quick     N = 2,000 operations, history 10,000 vs 100,000 rows, 3 s ceiling, and the fairness run's short form
-              (about 2 minutes)
+  --quick     N = 2,000 operations, history 10,000 vs 100,000 rows, 3 s ceiling, 10 s open loop, 100 vs 10,000 owners,
+              and the fairness run's short form (about 3.5 minutes)
   --ops N     operations per system (default 20,000; quick 2,000)
   --fairness  only the noisy-neighbour fairness run (MariaDB; about 2.5 minutes, with --quick about 1)
 MariaDB: DATABASE_URL (mysql://…) or mysql://root@127.0.0.1:3306; PostgreSQL: BENCH_POSTGRES_URL or ${DEFAULT_POSTGRES_URL};
@@ -28,6 +32,19 @@ const FAIRNESS_SIZES: Readonly<Record<BenchSettings['mode'], Pick<FairnessOption
   quick: { warmupSeconds: 3, phaseSeconds: 10 },
   full: { warmupSeconds: 5, phaseSeconds: 45 },
 };
+
+/**
+ * Sizes of the open-loop latency phase (arrival seconds), the owner-growth phase (owners of its large arm, timed rounds
+ * per arm) and the occupancy phase (timed rounds per arm), per mode. Quick mode grows to 10,000 owners, not 100,000:
+ * filling 100,000 owners' history and state takes minutes.
+ */
+const LATENCY_SIZES: Readonly<Record<BenchSettings['mode'], { openLoopSeconds: number; largeOwners: number; ownerRounds: number; occupancyRounds: number }>> = {
+  quick: { openLoopSeconds: 10, largeOwners: 10_000, ownerRounds: 100, occupancyRounds: 200 },
+  full: { openLoopSeconds: 30, largeOwners: 100_000, ownerRounds: 200, occupancyRounds: 500 },
+};
+
+/** Finished operations in each owner's history in the owner-growth phase. */
+const HISTORY_PER_OWNER = 3;
 
 /** How the command line sizes the run, and whether it is the fairness run alone. */
 function parseArgs(argv: readonly string[]): { settings: BenchSettings; fairnessOnly: boolean } {
@@ -138,6 +155,25 @@ async function main(): Promise<number> {
     await database.drop();
     pending.delete(`database ${database.name}`);
   }
+  const sizes = LATENCY_SIZES[settings.mode];
+  // Arrivals at half the throughput the durable-ops phase just reached, through the same set-up.
+  const saturationOpsPerSec = durableOps?.opsPerSec;
+  const openLoop =
+    saturationOpsPerSec === undefined
+      ? null
+      : await phase('open loop', () =>
+          runOpenLoop({
+            serverUrl,
+            saturationOpsPerSec,
+            durationMs: sizes.openLoopSeconds * 1000,
+            owners: settings.owners,
+            admitters: settings.concurrency,
+            workers: settings.concurrency,
+            sqsBatchSize: settings.sqsBatchSize,
+            drainMs: timeoutMs,
+            cleanups: pending,
+          }),
+        );
   const floorDatabase = await createBenchDatabase(serverUrl, benchDatabaseName('floor'));
   pending.set(`database ${floorDatabase.name}`, () => floorDatabase.drop());
   let floor: FloorResult | null = null;
@@ -153,6 +189,13 @@ async function main(): Promise<number> {
       runPgBoss({ connectionString: postgresUrl, ops: settings.ops, producers: settings.concurrency, workers: settings.concurrency, batchSize, timeoutMs, cleanups: pending }),
     );
     if (result) pgBoss.push(result);
+  }
+  const graphileWorker: GraphileWorkerResult[] = [];
+  for (const mode of ['plain', 'batched'] satisfies GraphileWorkerMode[]) {
+    const result = await phase(`graphile-worker ${mode}`, () =>
+      runGraphileWorker({ connectionString: postgresUrl, mode, ops: settings.ops, producers: settings.concurrency, concurrency: settings.concurrency, timeoutMs, cleanups: pending }),
+    );
+    if (result) graphileWorker.push(result);
   }
   const bullmq = await phase('bullmq', () =>
     runBullmq({
@@ -175,17 +218,28 @@ async function main(): Promise<number> {
       cleanups: pending,
     }),
   );
+  const ownerGrowth = await phase('owner growth', () =>
+    runOwnerGrowth({
+      serverUrl,
+      smallOwners: settings.owners,
+      largeOwners: sizes.largeOwners,
+      historyPerOwner: HISTORY_PER_OWNER,
+      rounds: sizes.ownerRounds,
+      cleanups: pending,
+    }),
+  );
+  const occupancy = await phase('occupancy', () => runOccupancy({ serverUrl, rounds: sizes.occupancyRounds, cleanups: pending }));
   const fairness = settings.mode === 'quick' ? await phase('fairness', () => runFairness({ serverUrl, ...FAIRNESS_SIZES.quick, cleanups: pending })) : null;
   const redis = await redisVersion(redisUrl).catch(() => 'unknown');
 
-  const partial = { settings, failures, ceiling, durableOps, floor, pgBoss, bullmq, historyCost, fairness };
+  const partial = { settings, failures, ceiling, durableOps, floor, pgBoss, graphileWorker, bullmq, historyCost, fairness, openLoop, ownerGrowth, occupancy };
   const headline = headlineOf(partial);
   const readme = readFileSync(join(repoRoot(), 'README.md'), 'utf8');
   const results: BenchResults = {
     command: `npm run bench${settings.mode === 'quick' ? ' -- --quick' : ''}${process.argv.some((a) => a.startsWith('--ops')) ? ` --ops ${settings.ops}` : ''}`,
     startedAt,
     seconds: (performance.now() - started) / 1000,
-    machine: { ...localMachine(), mariadb, mariadbSettings: serverSettings, postgresql: pgBoss[0]?.serverVersion ?? 'unknown', redis },
+    machine: { ...localMachine(), mariadb, mariadbSettings: serverSettings, postgresql: pgBoss[0]?.serverVersion ?? graphileWorker[0]?.serverVersion ?? 'unknown', redis },
     phaseSeconds,
     ...partial,
     headline,

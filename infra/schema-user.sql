@@ -11,10 +11,12 @@
 --   @app_user       default durable_ops_app       the user the API, worker and sweeper connect as
 --   @migrator_user  default durable_ops_migrator  the user the migrate function connects as
 --
--- Least privilege: the application user reads and writes rows and nothing else (no DDL, no other schema); the
--- migration user may also change the schema (kysely migrations: CREATE/ALTER/DROP TABLE, CREATE/DROP INDEX, foreign
--- keys, CREATE/DROP TRIGGER — the triggers that record operation_events run with the migration user's rights, so keep
--- that user; with binary logging on, creating them also needs log_bin_trust_function_creators=1, see RUNBOOK §1).
+-- Least privilege: the application user reads and writes rows and runs the schema's stored procedures (EXECUTE: the
+-- one-round-trip steps, docs/design.md §9; they are SQL SECURITY INVOKER, so they run with these same row rights) and
+-- nothing else (no DDL, no other schema); the migration user may also change the schema (kysely migrations:
+-- CREATE/ALTER/DROP TABLE, CREATE/DROP INDEX, foreign keys, CREATE/DROP TRIGGER, CREATE/DROP PROCEDURE — the triggers
+-- that record operation_events run with the migration user's rights, so keep that user; with binary logging on,
+-- creating them also needs log_bin_trust_function_creators=1, see RUNBOOK §1).
 -- Neither may grant, read other schemas or administer the server. Both connect from any host ('%'): RDS Proxy connects
 -- from addresses in its subnets, and the security groups decide who reaches the database at all.
 --
@@ -36,15 +38,15 @@ SET @migrator_account = CONCAT(QUOTE(@migrator_user), '@''%''');
 -- idempotency keys and ids compare byte for byte ("Key" and "key" are different keys).
 EXECUTE IMMEDIATE CONCAT('CREATE DATABASE IF NOT EXISTS ', @schema_id, ' CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin');
 
--- The application user: rows only.
+-- The application user: rows, and calling the stored procedures.
 EXECUTE IMMEDIATE CONCAT('CREATE USER IF NOT EXISTS ', @app_account, ' IDENTIFIED BY ', QUOTE(@app_password));
 EXECUTE IMMEDIATE CONCAT('ALTER USER ', @app_account, ' IDENTIFIED BY ', QUOTE(@app_password));
-EXECUTE IMMEDIATE CONCAT('GRANT SELECT, INSERT, UPDATE, DELETE ON ', @schema_id, '.* TO ', @app_account);
+EXECUTE IMMEDIATE CONCAT('GRANT SELECT, INSERT, UPDATE, DELETE, EXECUTE ON ', @schema_id, '.* TO ', @app_account);
 
--- The migration user: rows (kysely's migration bookkeeping tables) and schema changes, triggers included.
+-- The migration user: rows (kysely's migration bookkeeping tables) and schema changes, triggers and procedures included.
 EXECUTE IMMEDIATE CONCAT('CREATE USER IF NOT EXISTS ', @migrator_account, ' IDENTIFIED BY ', QUOTE(@migrator_password));
 EXECUTE IMMEDIATE CONCAT('ALTER USER ', @migrator_account, ' IDENTIFIED BY ', QUOTE(@migrator_password));
-EXECUTE IMMEDIATE CONCAT('GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, INDEX, REFERENCES, TRIGGER ON ', @schema_id, '.* TO ', @migrator_account);
+EXECUTE IMMEDIATE CONCAT('GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, INDEX, REFERENCES, TRIGGER, CREATE ROUTINE, ALTER ROUTINE ON ', @schema_id, '.* TO ', @migrator_account);
 
 -- Forget the passwords for the rest of this session.
 SET @app_password = NULL, @migrator_password = NULL;

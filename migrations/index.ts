@@ -39,6 +39,9 @@ import * as m20261202_0700 from './20261202000700_create_owner_turns.js';
 import * as m20261202_0900 from './20261202000900_operations_owner_claim_index.js';
 import * as m20261202_1100 from './20261202001100_create_admission_buckets.js';
 import * as m20261202_1300 from './20261202001300_owner_turns_type_turn_index.js';
+import * as m20261202_1500 from './20261202001500_create_admit_operation_v1.js';
+import * as m20261202_1700 from './20261202001700_create_complete_operations_v1.js';
+import * as m20261202_1900 from './20261202001900_create_claim_operations_v1.js';
 
 /**
  * Every migration, by name, imported statically so a bundled Lambda carries them.
@@ -85,6 +88,9 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   '20261202000900_operations_owner_claim_index': m20261202_0900,
   '20261202001100_create_admission_buckets': m20261202_1100,
   '20261202001300_owner_turns_type_turn_index': m20261202_1300,
+  '20261202001500_create_admit_operation_v1': m20261202_1500,
+  '20261202001700_create_complete_operations_v1': m20261202_1700,
+  '20261202001900_create_claim_operations_v1': m20261202_1900,
 });
 
 /** A kysely {@link MigrationProvider} over {@link migrations}. */

@@ -84,6 +84,12 @@ export interface CapacityPolicy {
    * (the default). Most specific wins: task type + plan → task type → plan.
    */
   admissionRate(taskType: string, plan: string): AdmissionRate | undefined;
+  /**
+   * Every plan the capacity file names (top-level `plans` and any task type's `plans`), sorted: an owner on any other
+   * plan gets what an unnamed plan gets. The admission routine's plan table is built from these
+   * (`admission-procedure.repository.ts`).
+   */
+  readonly planNames: readonly string[];
   /** Whether any plan has a running limit of its own (else {@link runningLimit} ignores the plan: no plan read needed). */
   readonly runningLimitsByPlan: boolean;
   /** The execution limit (running attempts at once) of a route, or undefined when the route is unlimited. */
@@ -124,6 +130,9 @@ export function capacityPolicy(defaults: CapacityDefaults, file: CapacityFile = 
       const task = file.taskTypes?.[taskType];
       return task?.plans?.[plan]?.rate ?? task?.rate ?? file.plans?.[plan]?.rate;
     },
+    planNames: Object.freeze(
+      [...new Set([...Object.keys(file.plans ?? {}), ...Object.values(file.taskTypes ?? {}).flatMap((task) => Object.keys(task.plans ?? {}))])].sort(),
+    ),
     runningLimitsByPlan:
       Object.values(file.plans ?? {}).some((plan) => plan.runningPerOwner !== undefined) ||
       Object.values(file.taskTypes ?? {}).some((task) => Object.values(task.plans ?? {}).some((plan) => plan.runningPerOwner !== undefined)),

@@ -18,6 +18,11 @@ export interface Capabilities {
    */
   readonly rowLocks: boolean;
   /**
+   * The hot steps run as stored procedures, one round trip each (MariaDB: the routines the migrations create, listed
+   * in docs/design.md §9). SQLite has none: the same decisions run in-process, statement by statement.
+   */
+  readonly serverRoutines: boolean;
+  /**
    * SQL for "the database clock plus `deltaMs`", as a value comparable with stored timestamps.
    * MariaDB: `UTC_TIMESTAMP(6)` — the database clock is the authority for leases and deadlines (docs/design.md §3).
    * SQLite: `strftime('%Y-%m-%d %H:%M:%f','now')`, the one local process's clock, millisecond precision.
@@ -30,6 +35,12 @@ export interface Capabilities {
    * timeout (1205), "record has changed" (1020, MariaDB 11.6+ snapshot isolation); SQLite `SQLITE_BUSY`.
    */
   isTransient(error: unknown): boolean;
+  /**
+   * The driver error says a stored procedure is not there or not granted (MariaDB 1305 `ER_SP_DOES_NOT_EXIST`, 1370
+   * `ER_PROCACCESS_DENIED_ERROR`): between a deploy and its migration, or before `infra/schema-user.sql` granted
+   * `EXECUTE`. SQLite: never.
+   */
+  isRoutineUnavailable(error: unknown): boolean;
 }
 
 function errorCode(error: unknown): string | undefined {
@@ -53,10 +64,12 @@ export const mariadbCapabilities: Capabilities = Object.freeze({
   dialect: 'mariadb',
   skipLocked: true,
   rowLocks: true,
+  serverRoutines: true,
   timeAt: (deltaMs: number) =>
     sql<string>`DATE_ADD(UTC_TIMESTAMP(6), INTERVAL ${Math.round(deltaMs * 1000)} MICROSECOND)`,
   isDuplicateKey: (error: unknown) => errorErrno(error) === 1062 || errorCode(error) === 'ER_DUP_ENTRY',
   isTransient: (error: unknown) => [1213, 1205, 1020].includes(errorErrno(error) ?? 0),
+  isRoutineUnavailable: (error: unknown) => [1305, 1370].includes(errorErrno(error) ?? 0),
 } satisfies Capabilities);
 
 /** Capabilities of SQLite through better-sqlite3. */
@@ -64,6 +77,7 @@ export const sqliteCapabilities: Capabilities = Object.freeze({
   dialect: 'sqlite',
   skipLocked: false,
   rowLocks: false,
+  serverRoutines: false,
   timeAt: (deltaMs: number) => {
     const modifier = `${deltaMs < 0 ? '-' : '+'}${(Math.abs(deltaMs) / 1000).toFixed(3)} seconds`;
     return sql<string>`strftime('%Y-%m-%d %H:%M:%f', 'now', ${modifier})`;
@@ -71,4 +85,5 @@ export const sqliteCapabilities: Capabilities = Object.freeze({
   isDuplicateKey: (error: unknown) =>
     errorCode(error) === 'SQLITE_CONSTRAINT_UNIQUE' || errorCode(error) === 'SQLITE_CONSTRAINT_PRIMARYKEY',
   isTransient: (error: unknown) => (errorCode(error) ?? '').startsWith('SQLITE_BUSY'),
+  isRoutineUnavailable: () => false,
 } satisfies Capabilities);

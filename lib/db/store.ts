@@ -21,6 +21,11 @@ export interface Store {
    */
   timeAt(deltaMs?: number): RawBuilder<string>;
   /**
+   * The test clock offset that {@link timeAt} adds, in **ms** (0 outside tests): the same seam for server-side routines,
+   * which take it as a parameter and compute "now" themselves.
+   */
+  clockOffsetMs(): number;
+  /**
    * A store whose writes never run inside a caller's open transaction (docs/design.md §8: recovery checkpoints go through an
    * independent connection). MariaDB: this store itself — every statement outside a transaction takes its own pooled
    * connection. SQLite: a second connection to the same file with `busy_timeout = 0`, so a write while another
@@ -150,6 +155,7 @@ function buildStore(
     db,
     caps,
     timeAt: (deltaMs = 0) => caps.timeAt(deltaMs + offset()),
+    clockOffsetMs: offset,
     independent: () => (independent ? independent() : store),
     destroy,
   };

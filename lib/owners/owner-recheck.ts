@@ -23,7 +23,14 @@ export interface OwnerRecheck {
  * @param snapshot the privacy mode stored on the operation, for work already admitted.
  */
 export async function recheckOwner(ctx: DbContext, ownerUserId: string, task: Pick<TaskDefinition, 'entitlement'>, snapshot?: PrivacyMode): Promise<OwnerRecheck> {
-  const settings = await loadOwnerSettings(ctx, ownerUserId);
+  return recheckOf(await loadOwnerSettings(ctx, ownerUserId), task, snapshot);
+}
+
+/**
+ * The decision of {@link recheckOwner} from settings already read live (a claim's read after its commit,
+ * `ClaimedOperation.afterClaim`): the same rule, no read.
+ */
+export function recheckOf(settings: OwnerSettings, task: Pick<TaskDefinition, 'entitlement'>, snapshot?: PrivacyMode): OwnerRecheck {
   return {
     entitled: isEntitled(task, settings),
     plan: settings.plan,

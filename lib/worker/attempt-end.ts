@@ -10,7 +10,8 @@ export type RetryableKind = 'retryable' | 'timeout';
  * kind, never the failure's text. `outcome` is the operation's state after it (`lease_lost`: another party owns it).
  */
 export type AttemptEnd =
-  | { readonly outcome: 'succeeded' | 'cancelled' | 'lease_lost' }
+  | { readonly outcome: 'succeeded'; readonly ownerHasDueWork?: boolean | undefined }
+  | { readonly outcome: 'cancelled' | 'lease_lost' }
   | { readonly outcome: 'failed'; readonly failureCode: FailureCode }
   | { readonly outcome: 'waiting_for_retry'; readonly failureKind: RetryableKind; readonly retryInMs: number }
   | { readonly outcome: 'waiting_for_external_fallback'; readonly failureKind: RetryableKind };

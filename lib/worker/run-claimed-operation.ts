@@ -9,7 +9,7 @@ import { acknowledgeCancel, cancelRequestedUnderLease, completeOperation } from 
 import type { FailureKind } from '../operations/lifecycle/attempt-outcome.js';
 import { taskPolicy, type OperationPolicy } from '../operations/operation-policy.js';
 import type { OwnerScope } from '../operations/scopes.js';
-import { recheckOwner } from '../owners/owner-recheck.js';
+import { recheckOf, recheckOwner } from '../owners/owner-recheck.js';
 import type { WakeupSender } from '../queue/wakeup-sender.js';
 import type { ResultObjects } from '../results/result-objects.js';
 import type { TaskCompletion, TaskContext } from '../tasks/task-definition.js';
@@ -89,16 +89,35 @@ export async function runClaimedOperation(
   modelPermit: BreakerPermit = { trial: false },
   claimSentAt: number = performance.now(),
 ): Promise<RunOutcome> {
+  return (await runClaimedAttempt(owner, claim, deps, remainingMs, modelPermit, claimSentAt)).outcome;
+}
+
+/**
+ * {@link runClaimedOperation}, answering how the attempt ended in full (`AttemptEnd`): the worker reads from a success
+ * whether its completion already saw the owner's due work.
+ * @param claimedJustNow true when the claim committed just before this call (the worker: claim, then run at once):
+ * the pre-run rechecks then use the claim's own read after its commit (`ClaimedOperation.afterClaim`) instead of
+ * reading again. A caller that runs a claim later passes false, and the rechecks read.
+ */
+export async function runClaimedAttempt(
+  owner: OwnerScope,
+  claim: ClaimedOperation,
+  deps: RunDeps,
+  remainingMs: () => number,
+  modelPermit: BreakerPermit = { trial: false },
+  claimSentAt: number = performance.now(),
+  claimedJustNow = false,
+): Promise<AttemptEnd> {
   const started = performance.now();
   let end: AttemptEnd;
   try {
-    end = await runAttempt(owner, claim, deps, remainingMs, modelPermit, claimSentAt);
+    end = await runAttempt(owner, claim, deps, remainingMs, modelPermit, claimSentAt, claimedJustNow ? claim.afterClaim : undefined);
   } catch (error) {
     if (!(error instanceof LeaseLostError)) throw error;
     end = { outcome: 'lease_lost' };
   }
   recordLifecycle(deps, attemptEvent(claim, end, Math.round(performance.now() - started)));
-  return end.outcome;
+  return end;
 }
 
 async function runAttempt(
@@ -108,13 +127,16 @@ async function runAttempt(
   remainingMs: () => number,
   modelPermit: BreakerPermit,
   claimSentAt: number,
+  seen: ClaimedOperation['afterClaim'],
 ): Promise<AttemptEnd> {
   const task = deps.registry.get(claim.taskType);
   const policy = taskPolicy(task, deps.policy);
   const failed = (kind: FailureKind, message: string) => endFailedAttempt(owner, claim, deps, { kind, message }, policy.retry);
-  // Cancellation is rechecked before the run with one read (no heartbeat write: the claim has just set the lease); a
-  // cancel requested after this is seen at the next heartbeat, as during any run.
-  if (await cancelRequestedUnderLease(owner, claim)) {
+  // Cancellation is rechecked before the run with one read (no heartbeat write: the claim has just set the lease) —
+  // or from the claim's own read after its commit (`afterClaim`); a cancel requested after this is seen at the next
+  // heartbeat, as during any run.
+  if (seen && !seen.leaseHeld) throw new LeaseLostError(claim.operationId);
+  if (seen ? seen.cancelRequested : await cancelRequestedUnderLease(owner, claim)) {
     await acknowledgeCancel(owner, claim);
     return { outcome: 'cancelled' };
   }
@@ -122,7 +144,7 @@ async function runAttempt(
   // neither an entitlement nor a model reads no settings.
   let privacyMode = claim.privacyMode;
   if (task.entitlement !== undefined || task.model !== undefined) {
-    const live = await recheckOwner(owner.store, owner.ownerUserId, task, claim.privacyMode);
+    const live = seen ? recheckOf(seen.ownerSettings, task, claim.privacyMode) : await recheckOwner(owner.store, owner.ownerUserId, task, claim.privacyMode);
     if (!live.entitled) return await failed('entitlement_revoked', 'the owner is no longer entitled to this task type');
     privacyMode = live.privacyMode;
   }
@@ -227,8 +249,8 @@ async function runAttempt(
     return { outcome: 'cancelled' };
   }
   if (succeeded && cause === undefined) {
-    await completeOperation(owner, claim, completion);
-    return { outcome: 'succeeded' };
+    const done = await completeOperation(owner, claim, completion);
+    return { outcome: 'succeeded', ownerHasDueWork: done.ownerHasDueWork };
   }
   const verdict = cause === 'timeout' ? { kind: 'timeout' as const, message: `timed out after ${timeoutMs} ms` } : classifyFailure(failure);
   const localRouteFailed = route?.name === 'local' && (verdict.kind === 'timeout' || (verdict.kind === 'retryable' && failure instanceof ModelCallError));

@@ -11,7 +11,8 @@ import { claimNextOperation, enterOwnerScope, type ClaimDeps, type ClaimedOperat
 import { acquireRoutePermits, claimableRoutes, releaseRoutePermits } from '../ai/route-permits.js';
 import { WorkerScope } from '../operations/scopes.js';
 import { parseWakeupMessage, type WakeupMessage } from '../queue/wakeup-message.js';
-import { runClaimedOperation, type RunDeps, type RunOutcome } from './run-claimed-operation.js';
+import type { AttemptEnd } from './attempt-end.js';
+import { runClaimedAttempt, type RunDeps, type RunOutcome } from './run-claimed-operation.js';
 import { hasDueOperation } from '../operations/store/operation.repository.js';
 
 /** Delay of the hint a failed claim sends in place of its spent message, in **seconds** (SQS `DelaySeconds`). */
@@ -64,9 +65,9 @@ export async function processWakeup(deps: WorkerDeps, remainingMs: () => number,
   if (!claim) return 'idle';
   recordLifecycle(deps, { event: 'operation_claimed', operationId: claim.operationId, taskType: claim.taskType, attempt: claim.attempt, ...(route ? { route } : {}) });
   const permit = (route && permits[route]) || undefined;
-  let outcome: RunOutcome;
+  let end: AttemptEnd;
   try {
-    outcome = await runClaimedOperation(enterOwnerScope(worker, claim), claim, deps, remainingMs, permit, claimSentAt);
+    end = await runClaimedAttempt(enterOwnerScope(worker, claim), claim, deps, remainingMs, permit, claimSentAt, true);
   } finally {
     // A run that ended before its model call (cancel seen, entitlement revoked, a database error) must not keep a
     // half-open breaker's only trial: give it back. After a call reported its outcome this changes nothing.
@@ -77,16 +78,18 @@ export async function processWakeup(deps: WorkerDeps, remainingMs: () => number,
   // wake a worker for it, instead of leaving it to the sweeper's next re-send.
   const capacityRoute = deps.registry.get(claim.taskType).capacityRoute;
   const routeLimited = capacityRoute !== undefined && deps.capacity.routeLimit(capacityRoute) !== undefined;
-  if (routeLimited || (await ownerHasDueWork(deps, claim))) await sendWakeup(deps, { v: 1, reason: 'capacity_freed', operationId: claim.operationId });
-  return outcome;
+  if (routeLimited || (await ownerHasDueWork(deps, claim, end))) await sendWakeup(deps, { v: 1, reason: 'capacity_freed', operationId: claim.operationId });
+  return end.outcome;
 }
 
 /**
- * Whether the claim's owner has a due operation of its task type (`hasDueOperation`). Best effort: the run's outcome
- * is already written, so a failed probe (the database unreachable) is logged and answered true — one hint too many is
- * harmless, one too few would leave the work to the sweeper's re-send.
+ * Whether the claim's owner has a due operation of its task type: what the completion saw, when it looked (MariaDB's
+ * `complete_operations_v1` answers it in the same round trip), else one probe (`hasDueOperation`). Best effort: the
+ * run's outcome is already written, so a failed probe (the database unreachable) is logged and answered true — one
+ * hint too many is harmless, one too few would leave the work to the sweeper's re-send.
  */
-async function ownerHasDueWork(deps: WorkerDeps, claim: ClaimedOperation): Promise<boolean> {
+async function ownerHasDueWork(deps: WorkerDeps, claim: ClaimedOperation, end: AttemptEnd): Promise<boolean> {
+  if (end.outcome === 'succeeded' && end.ownerHasDueWork !== undefined) return end.ownerHasDueWork;
   try {
     return await hasDueOperation(deps.store, claim.taskType, claim.ownerUserId, deps.store.caps.skipLocked);
   } catch (error) {

@@ -15,16 +15,18 @@ import { processWakeup } from '../../lib/worker/worker-handler.js';
 import { expectCapacityMatchesActive, heldSlots } from '../support/capacity-invariant.js';
 import { testDeps } from '../support/fixtures.js';
 import { RecordingMetrics } from '../support/recording-observability.js';
-import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
+import { createTestDatabase, hasMariadb, IMPLEMENTATIONS, withRoutines, type TestDatabase } from '../support/test-store.js';
 
 // Per-owner running limits (docs/design.md §4, fair share): at most N operations of one task type running per owner,
 // held as `running:<task type>:<owner>` slot rows, taken at claim and given back whenever an attempt leaves `running`.
 
 const TABLES = ['operation_notifications', 'operation_events', 'operations', 'capacity_slots', 'owner_settings', 'owner_turns'] as const;
 
-describe.each(DIALECTS)('per-owner running limits on %s', (dialect) => {
+// A conformance suite: the same cases for the stored procedures and the in-process statements (docs/design.md §9).
+describe.each(IMPLEMENTATIONS)('per-owner running limits: $name', ({ dialect, routines }) => {
   const skip = dialect === 'mariadb' && !hasMariadb();
   let t: TestDatabase;
+  let store: Store;
   let deps: ReturnType<typeof testDeps> & { metrics: RecordingMetrics };
   let seq = 0;
 
@@ -34,22 +36,23 @@ describe.each(DIALECTS)('per-owner running limits on %s', (dialect) => {
   afterAll(async () => t?.drop());
   beforeEach(async () => {
     if (skip) return;
-    for (const table of TABLES) await t.store.db.deleteFrom(table).execute();
+    store = withRoutines(t.store, routines);
+    for (const table of TABLES) await store.db.deleteFrom(table).execute();
     t.clock.offsetMs = 0;
     deps = { ...testDeps({}, { perOwner: 50, runningPerOwner: 2, file: { plans: { pro: { runningPerOwner: 3 } } } }), metrics: new RecordingMetrics() };
   });
 
-  const owner = (id: string) => new OwnerScope(t.store, id);
+  const owner = (id: string) => new OwnerScope(store, id);
   const admit = async (ownerUserId: string, taskType = 'test.noop', params: Record<string, unknown> = {}) =>
     (await admitOperation(owner(ownerUserId), deps, `k-${++seq}`, { taskType, subject: { type: 'doc', id: `d${seq}` }, params })).operation.id;
-  const claim = () => claimNextOperation(new WorkerScope(t.store), deps);
+  const claim = () => claimNextOperation(new WorkerScope(store), deps);
   const claimAll = async () => {
     const claims: ClaimedOperation[] = [];
     for (let c = await claim(); c; c = await claim()) claims.push(c);
     return claims;
   };
-  const rowOf = (id: string) => t.store.db.selectFrom('operations').select(['status', 'attempt']).where('id', '=', id).executeTakeFirstOrThrow();
-  const sweep = () => runSweepOnce({ store: t.store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, metrics: deps.metrics, batchSize: 50, timeBudgetMs: 30_000 });
+  const rowOf = (id: string) => store.db.selectFrom('operations').select(['status', 'attempt']).where('id', '=', id).executeTakeFirstOrThrow();
+  const sweep = () => runSweepOnce({ store: store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, metrics: deps.metrics, batchSize: 50, timeBudgetMs: 30_000 });
 
   it.skipIf(skip)('an owner at its running limit is passed over without spending an attempt, and another owner is served instead', async () => {
     const hogs = [await admit('hog'), await admit('hog'), await admit('hog'), await admit('hog')];
@@ -59,13 +62,13 @@ describe.each(DIALECTS)('per-owner running limits on %s', (dialect) => {
     expect(claims.filter((c) => c.ownerUserId === 'light').map((c) => c.operationId)).toEqual([light]);
     const waiting = hogs.filter((id) => !claims.some((c) => c.operationId === id));
     for (const id of waiting) expect(await rowOf(id)).toEqual({ status: 'queued', attempt: 0 });
-    expect(await heldSlots(t.store, 'running:test.noop:hog')).toBe(2);
+    expect(await heldSlots(store, 'running:test.noop:hog')).toBe(2);
     expect(deps.metrics.total(MetricName.ClaimSkippedOwnerAtLimit, 'test.noop')).toBeGreaterThanOrEqual(1);
-    await expectCapacityMatchesActive(t.store);
+    await expectCapacityMatchesActive(store);
   });
 
   it.skipIf(skip)('limits are per task type and per plan: a pro owner runs its larger limit', async () => {
-    await setOwnerPlan(t.store, 'paying', 'pro');
+    await setOwnerPlan(store, 'paying', 'pro');
     for (let i = 0; i < 5; i++) await admit('paying');
     for (let i = 0; i < 5; i++) await admit('paying', 'test.stubborn', { durationMs: 0 });
     const claims = await claimAll();
@@ -75,8 +78,8 @@ describe.each(DIALECTS)('per-owner running limits on %s', (dialect) => {
 
   it.skipIf(skip)('every attempt end gives the running slot back: success, retry wait, final failure, cancel acknowledged, lease expiry', async () => {
     for (let i = 0; i < 16; i++) await admit('alice');
-    const worker = new WorkerScope(t.store);
-    const held = () => heldSlots(t.store, 'running:test.noop:alice');
+    const worker = new WorkerScope(store);
+    const held = () => heldSlots(store, 'running:test.noop:alice');
     const next = async () => (await claimNextOperation(worker, deps)) as ClaimedOperation;
     const ends: Array<[string, (c: ClaimedOperation) => Promise<unknown>]> = [
       ['success', (c) => completeOperation(enterOwnerScope(worker, c), c)],
@@ -107,7 +110,7 @@ describe.each(DIALECTS)('per-owner running limits on %s', (dialect) => {
     t.clock.advance(deps.policy.leaseMs + 1);
     await sweep();
     expect(await held()).toBe(0);
-    await expectCapacityMatchesActive(t.store);
+    await expectCapacityMatchesActive(store);
   });
 
   it.skipIf(skip)("a run that ends while its owner has work waiting wakes a worker for it: the passed-over operation starts without the sweeper", async () => {
@@ -115,7 +118,7 @@ describe.each(DIALECTS)('per-owner running limits on %s', (dialect) => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     deps = { ...testDeps({}, { perOwner: 50, runningPerOwner: 1 }), metrics: new RecordingMetrics() };
     deps.registry.register(defineTask({ type: 'test.gated', paramsSchema: z.object({}).strict(), timeoutMs: 30_000, run: () => gate }));
-    const workerDeps = { ...deps, store: t.store };
+    const workerDeps = { ...deps, store: store };
     const first = await admit('hog', 'test.gated');
     const second = await admit('hog', 'test.gated');
     const running = processWakeup(workerDeps, () => 60_000);
@@ -132,7 +135,7 @@ describe.each(DIALECTS)('per-owner running limits on %s', (dialect) => {
     // the claim it wakes comes back idle and retires the turn.
     expect(deps.wakeups.sent.length - hintsBefore).toBeLessThanOrEqual(2);
     expect(await processWakeup(workerDeps, () => 60_000)).toBe('idle');
-    expect(await t.store.db.selectFrom('owner_turns').selectAll().where('owner_user_id', '=', 'hog').execute()).toEqual([]);
+    expect(await store.db.selectFrom('owner_turns').selectAll().where('owner_user_id', '=', 'hog').execute()).toEqual([]);
   });
 
   it.skipIf(skip)('wake-ups spent on two owners at their limit are made good: every operation runs on the hints runs send, with no sweeper', async () => {
@@ -153,7 +156,7 @@ describe.each(DIALECTS)('per-owner running limits on %s', (dialect) => {
           }),
       }),
     );
-    const workerDeps = { ...deps, store: t.store };
+    const workerDeps = { ...deps, store: store };
     const ids = [await admit('a', 'test.gated'), await admit('b', 'test.gated'), await admit('b', 'test.gated'), await admit('b', 'test.gated')];
     const queue = deps.wakeups.sent.splice(0).map((sent) => sent.message);
     const running: Promise<unknown>[] = [];
@@ -182,19 +185,19 @@ describe.each(DIALECTS)('per-owner running limits on %s', (dialect) => {
     const claimed = (await claim()) as ClaimedOperation;
     expect(claimed.operationId).toBe(id);
     // A leak: the row left `running` without its slot being given back (as a hand edit or a bug would leave it).
-    await t.store.db.updateTable('operations').set({ status: 'queued', lease_token: null, lease_expires_at: null, attempt: 0 }).where('id', '=', id).execute();
-    expect(await heldSlots(t.store, 'running:')).toBe(1);
+    await store.db.updateTable('operations').set({ status: 'queued', lease_token: null, lease_expires_at: null, attempt: 0 }).where('id', '=', id).execute();
+    expect(await heldSlots(store, 'running:')).toBe(1);
     expect((await sweep()).capacityReclaimed).toBe(1);
-    expect(await heldSlots(t.store, 'running:')).toBe(0);
-    await expectCapacityMatchesActive(t.store);
+    expect(await heldSlots(store, 'running:')).toBe(0);
+    await expectCapacityMatchesActive(store);
   });
 
   it.skipIf(skip)('a raised limit applies at the next claim: the missing slot rows are created, not read as "full"', async () => {
     for (let i = 0; i < 4; i++) await admit('grower');
     expect(await claimAll()).toHaveLength(2);
-    await setOwnerPlan(t.store, 'grower', 'pro');
+    await setOwnerPlan(store, 'grower', 'pro');
     expect(await claimAll()).toHaveLength(1);
-    expect(await heldSlots(t.store, 'running:test.noop:grower')).toBe(3);
+    expect(await heldSlots(store, 'running:test.noop:grower')).toBe(3);
   });
 });
 

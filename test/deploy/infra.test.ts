@@ -8,6 +8,9 @@ import { inject } from 'vitest';
 import { parseDocument } from 'yaml';
 import { migrateToLatest } from '../../lib/db/migrate.js';
 import { openStore } from '../../lib/db/store.js';
+import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
+import { OwnerScope } from '../../lib/operations/scopes.js';
+import { testDeps } from '../support/fixtures.js';
 import { hasMariadb } from '../support/test-store.js';
 import { references, ROOT } from './cfn-template.js';
 
@@ -176,7 +179,7 @@ describe.skipIf(!hasMariadb())('infra/schema-user.sql on MariaDB', () => {
     expect((rows as { n: number }[])[0]!.n).toBe(0);
   });
 
-  it('creates the schema and users; the migrator can migrate, the application user can use rows but not change the schema', async () => {
+  it('creates the schema and users; the migrator can migrate, the application user can use rows and call the procedures but not change the schema', async () => {
     const variables = { schema: names.schema, app_user: names.app, migrator_user: names.migrator, app_password: passwords.app, migrator_password: passwords.migrator };
     await runScript(variables);
     // Idempotent: a second run (e.g. after a rotation) changes nothing and fails on nothing.
@@ -185,7 +188,7 @@ describe.skipIf(!hasMariadb())('infra/schema-user.sql on MariaDB', () => {
     const [schemas] = await admin.query(`SELECT DEFAULT_COLLATION_NAME AS collation FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '${names.schema}'`);
     expect(schemas).toEqual([{ collation: 'utf8mb4_nopad_bin' }]);
     const [grants] = await admin.query(`SHOW GRANTS FOR '${names.app}'@'%'`);
-    expect(JSON.stringify(grants)).toContain(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${names.schema}\`.*`);
+    expect(JSON.stringify(grants)).toContain(`GRANT SELECT, INSERT, UPDATE, DELETE, EXECUTE ON \`${names.schema}\`.*`);
 
     const migrator = openStore(urlFor(names.migrator, passwords.migrator), { poolSize: 2 });
     const app = openStore(urlFor(names.app, passwords.app), { poolSize: 2 });
@@ -194,6 +197,11 @@ describe.skipIf(!hasMariadb())('infra/schema-user.sql on MariaDB', () => {
       await sql`INSERT INTO owner_settings (owner_user_id, plan, ai_enabled, privacy_mode, updated_at) VALUES ('u1', 'free', 0, 'local_only', UTC_TIMESTAMP(6))`.execute(app.db);
       await expect(app.db.selectFrom('owner_settings').select('owner_user_id').execute()).resolves.toEqual([{ owner_user_id: 'u1' }]);
       await expect(sql`DELETE FROM owner_settings`.execute(app.db)).resolves.toBeDefined();
+      // The one-round-trip admission runs as the application user (EXECUTE; SQL SECURITY INVOKER, so its row rights).
+      const admitted = await admitOperation(new OwnerScope(app, 'u2'), testDeps(), 'k-1', { taskType: 'test.noop', subject: { type: 'doc', id: 'd' }, params: {} });
+      expect(admitted).toMatchObject({ replayed: false, operation: { status: 'queued', owner_user_id: 'u2' } });
+      await expect(sql`CREATE PROCEDURE intruder() SELECT 1`.execute(app.db)).rejects.toMatchObject({ code: expect.stringMatching(/^ER_(DBACCESS_DENIED_ERROR|ACCESS_DENIED_ERROR)$/) });
+      await expect(sql`DROP PROCEDURE admit_operation_v1`.execute(app.db)).rejects.toMatchObject({ code: expect.stringMatching(/^ER_(PROCACCESS_DENIED_ERROR|ACCESS_DENIED_ERROR)$/) });
       await expect(sql`CREATE TABLE intruder (id int)`.execute(app.db)).rejects.toMatchObject({ code: 'ER_TABLEACCESS_DENIED_ERROR' });
       await expect(sql`DROP TABLE operations`.execute(app.db)).rejects.toMatchObject({ code: 'ER_TABLEACCESS_DENIED_ERROR' });
       await expect(sql`SELECT COUNT(*) FROM mysql.user`.execute(app.db)).rejects.toMatchObject({ code: 'ER_TABLEACCESS_DENIED_ERROR' });

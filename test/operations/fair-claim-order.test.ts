@@ -7,7 +7,8 @@ import { testDeps } from '../support/fixtures.js';
 import { inTransaction } from '../../lib/db/transaction.js';
 import { markOwnersReady } from '../../lib/operations/lease/owner-turns.repository.js';
 import { insertBacklog } from '../support/operation-backlog.js';
-import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
+import type { Store } from '../../lib/db/store.js';
+import { createTestDatabase, hasMariadb, IMPLEMENTATIONS, withRoutines, type TestDatabase } from '../support/test-store.js';
 
 // The fair claim order (docs/design.md §4): task types of a higher priority first; within a priority, owners take
 // turns — the (task type, owner) pair served least recently first; within one owner's queue, highest priority, then
@@ -16,9 +17,11 @@ import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../
 const HOUR = 3_600_000;
 const TABLES = ['operation_notifications', 'operation_events', 'operations', 'capacity_slots', 'owner_turns'] as const;
 
-describe.each(DIALECTS)('the fair claim order on %s', (dialect) => {
+// A conformance suite: the same cases for `claim_operations_v1` and the in-process `FairClaim` (docs/design.md §9).
+describe.each(IMPLEMENTATIONS)('the fair claim order: $name', ({ dialect, routines }) => {
   const skip = dialect === 'mariadb' && !hasMariadb();
   let t: TestDatabase;
+  let store: Store;
   let deps: ReturnType<typeof testDeps>;
   let seq = 0;
   beforeAll(async () => {
@@ -27,14 +30,15 @@ describe.each(DIALECTS)('the fair claim order on %s', (dialect) => {
   afterAll(async () => t?.drop());
   beforeEach(async () => {
     if (skip) return;
-    for (const table of TABLES) await t.store.db.deleteFrom(table).execute();
+    store = withRoutines(t.store, routines);
+    for (const table of TABLES) await store.db.deleteFrom(table).execute();
     t.clock.offsetMs = 0;
     deps = testDeps({}, { perOwner: 100, runningPerOwner: 100 });
   });
 
   const admit = async (ownerUserId: string, taskType = 'test.noop') =>
-    (await admitOperation(new OwnerScope(t.store, ownerUserId), deps, `k-${++seq}`, { taskType, subject: { type: 'doc', id: `d${seq}` }, params: {} })).operation.id;
-  const claimOne = () => claimNextOperation(new WorkerScope(t.store), deps);
+    (await admitOperation(new OwnerScope(store, ownerUserId), deps, `k-${++seq}`, { taskType, subject: { type: 'doc', id: `d${seq}` }, params: {} })).operation.id;
+  const claimOne = () => claimNextOperation(new WorkerScope(store), deps);
   const claimInTurn = async (n: number) => {
     const claims: ClaimedOperation[] = [];
     for (let i = 0; i < n; i++) {
@@ -75,7 +79,7 @@ describe.each(DIALECTS)('the fair claim order on %s', (dialect) => {
     ] as const;
     const rows: { id: string; priority: number; available: number; claimable: boolean }[] = [];
     for (const [priority, available, deadline] of spec) {
-      const [id] = await insertBacklog(t.store, 1, () => ({ status: 'queued', priority, available, deadline }), 'solo');
+      const [id] = await insertBacklog(store, 1, () => ({ status: 'queued', priority, available, deadline }), 'solo');
       rows.push({ id: id as string, priority, available, claimable: deadline > 0 && available <= 0 });
     }
     const expected = rows
@@ -113,32 +117,32 @@ describe.each(DIALECTS)('the fair claim order on %s', (dialect) => {
   it.skipIf(skip)('work-conserving past hundreds of owners at their limit: a due operation within its owner\'s limit is still claimed', async () => {
     deps = testDeps({}, { perOwner: 100, runningPerOwner: 1 });
     const OWNERS = 300;
-    for (let i = 0; i < OWNERS; i++) await insertBacklog(t.store, 2, () => ({ status: 'queued', deadline: HOUR, available: -60_000 }), `busy-${String(i).padStart(3, '0')}`);
+    for (let i = 0; i < OWNERS; i++) await insertBacklog(store, 2, () => ({ status: 'queued', deadline: HOUR, available: -60_000 }), `busy-${String(i).padStart(3, '0')}`);
     for (let i = 0; i < OWNERS; i++) expect(await claimOne(), `claim ${i}`).not.toBeNull();
     const zed = await admit('zed');
     expect((await claimOne())?.operationId).toBe(zed);
   });
 
   it.skipIf(skip)("a re-created turn never reuses the work_seq of the row it replaced (a stale claim's guarded retire cannot delete it)", async () => {
-    const [id] = await insertBacklog(t.store, 1, () => ({ status: 'queued', deadline: HOUR, available: -60_000 }), 'amy');
-    const seqOf = async () => (await t.store.db.selectFrom('owner_turns').select('work_seq').where('owner_user_id', '=', 'amy').executeTakeFirstOrThrow()).work_seq;
+    const [id] = await insertBacklog(store, 1, () => ({ status: 'queued', deadline: HOUR, available: -60_000 }), 'amy');
+    const seqOf = async () => (await store.db.selectFrom('owner_turns').select('work_seq').where('owner_user_id', '=', 'amy').executeTakeFirstOrThrow()).work_seq;
     const first = await seqOf();
-    await t.store.db.deleteFrom('owner_turns').execute();
-    await inTransaction(t.store, (tx) => markOwnersReady(tx, [id as string]));
+    await store.db.deleteFrom('owner_turns').execute();
+    await inTransaction(store, (tx) => markOwnersReady(tx, [id as string]));
     expect(await seqOf()).not.toBe(first);
   });
 
   it.skipIf(skip)('a turn with nothing claimable left is retired; one with only later work waits until that work is due', async () => {
-    const owner = new OwnerScope(t.store, 'amy');
+    const owner = new OwnerScope(store, 'amy');
     const id = await admit('amy');
     await cancelOperation(owner, id);
     expect(await claimOne()).toBeNull();
-    expect(await t.store.db.selectFrom('owner_turns').selectAll().execute()).toEqual([]);
+    expect(await store.db.selectFrom('owner_turns').selectAll().execute()).toEqual([]);
 
-    const [later] = await insertBacklog(t.store, 1, () => ({ status: 'waiting_for_retry', available: 60_000, deadline: HOUR }), 'bea');
+    const [later] = await insertBacklog(store, 1, () => ({ status: 'waiting_for_retry', available: 60_000, deadline: HOUR }), 'bea');
     expect(await claimOne()).toBeNull();
-    const turn = await t.store.db.selectFrom('owner_turns').select('ready_at').where('owner_user_id', '=', 'bea').executeTakeFirstOrThrow();
-    const row = await t.store.db.selectFrom('operations').select('available_at').where('id', '=', later as string).executeTakeFirstOrThrow();
+    const turn = await store.db.selectFrom('owner_turns').select('ready_at').where('owner_user_id', '=', 'bea').executeTakeFirstOrThrow();
+    const row = await store.db.selectFrom('operations').select('available_at').where('id', '=', later as string).executeTakeFirstOrThrow();
     expect(turn.ready_at).toEqual(row.available_at);
     t.clock.advance(60_001);
     expect((await claimOne())?.operationId).toBe(later);

@@ -6,6 +6,25 @@ import { inject } from 'vitest';
 import { migrateToLatest } from '../../lib/db/migrate.js';
 import { openStore, type Store } from '../../lib/db/store.js';
 
+/**
+ * The implementations of the hot steps (docs/design.md §9) that a conformance suite runs the same cases on: the
+ * server-side routines (MariaDB) and the in-process statements (SQLite; MariaDB with its routines off, the path some
+ * task types take there).
+ */
+export const IMPLEMENTATIONS: ReadonlyArray<{ readonly name: string; readonly dialect: TestDialect; readonly routines: boolean }> = [
+  { name: 'SQLite, in-process', dialect: 'sqlite', routines: false },
+  { name: 'MariaDB, in-process', dialect: 'mariadb', routines: false },
+  { name: 'MariaDB, stored procedures', dialect: 'mariadb', routines: true },
+];
+
+/**
+ * The store with its server routines on or off: a store object of its own, so per-store state (group commits, pools
+ * seen complete) starts empty.
+ */
+export function withRoutines(store: Store, routines: boolean): Store {
+  return { ...store, caps: { ...store.caps, serverRoutines: routines } };
+}
+
 /** The databases every shared store suite runs on. */
 export const DIALECTS = ['sqlite', 'mariadb'] as const;
 export type TestDialect = (typeof DIALECTS)[number];

@@ -1,8 +1,9 @@
 import { takeAdmissionToken } from '../../capacity/admission-rate.js';
-import { prepareAdmissionPools, reserveAdmission, restoreMissingPools } from '../../capacity/capacity.js';
+import { globalPoolKey, ownerPoolKey, prepareAdmissionPools, reserveAdmission, restoreMissingPools, runningPoolKey } from '../../capacity/capacity.js';
 import type { CapacityPolicy } from '../../capacity/capacity-policy.js';
 import { inTransaction } from '../../db/transaction.js';
-import { CapacityExhaustedError, NotEntitledError, RateLimitedError, ValidationError } from '../../errors.js';
+import { viaRoutine } from '../../db/server-routine.js';
+import { CapacityExhaustedError, IdempotencyKeyReusedError, NotEntitledError, RateLimitedError, ValidationError } from '../../errors.js';
 import { recheckOwner } from '../../owners/owner-recheck.js';
 import type { Logger } from '../../logger.js';
 import { recordLifecycle } from '../../observability/lifecycle-events.js';
@@ -16,8 +17,10 @@ import { FieldLimits } from '../../validation/field-limits.js';
 import { reuseActiveOperation } from './exclusive-subject.js';
 import { findReplay } from './idempotent-replay.js';
 import { newOperationId } from '../operation-id.js';
+import { callAdmitOperation } from './admission-procedure.repository.js';
 import type { OperationRow } from '../store/operation.repository.js';
 import { admitQueued } from '../lifecycle/transitions.js';
+import { newTurnSeed } from '../lease/owner-turns.repository.js';
 import { taskPolicy, type OperationPolicy } from '../operation-policy.js';
 import { canonicalJson, requestHash } from '../../hashing/request-hash.js';
 import { assertOwnerScope, type OwnerScope } from '../scopes.js';
@@ -54,6 +57,10 @@ export interface Admission {
  * have a `rate` (`takeAdmissionToken`, docs/design.md §4, admission rate) and reserves an owner slot and a global slot;
  * after the commit it sends the SQS wake-up. A failed send is logged, not thrown: the row is durable and the sweeper
  * re-sends wake-ups for rows left unclaimed.
+ *
+ * On MariaDB all of that but the validation and the wake-up is **one round trip**: one `CALL admit_operation_v1`
+ * makes the same decision server-side (docs/design.md §9) for every task type without an exclusive subject or an
+ * admission rate; those, and every admission on SQLite, run the statements below from here.
  *
  * Only a new operation spends a token: it is taken after the insert, so a duplicate key (a replay, or a 422 key reuse)
  * fails before it and the rollback leaves the bucket as it was; a reused active operation returns before it. The token
@@ -130,7 +137,76 @@ function parseAdmission(registry: TaskRegistry, idempotencyKey: unknown, input: 
   return { key, request, task, paramsJson, hash: requestHash(request.taskType, request.subject, params) };
 }
 
-async function admitParsed(scope: OwnerScope, deps: AdmissionDeps, { key, request, task, paramsJson, hash }: ParsedAdmission): Promise<Admission> {
+async function admitParsed(scope: OwnerScope, deps: AdmissionDeps, parsed: ParsedAdmission): Promise<Admission> {
+  if (parsed.task.exclusiveSubject || mayRateLimit(deps.capacity, parsed.request.taskType)) return admitInProcess(scope, deps, parsed);
+  return viaRoutine(scope.store, () => admitInOneCall(scope, deps, parsed), () => admitInProcess(scope, deps, parsed));
+}
+
+/** Whether any plan has an admission rate for the task type (then admission spends a token: the in-process path). */
+function mayRateLimit(capacity: CapacityPolicy, taskType: string): boolean {
+  return [...capacity.planNames, '*'].some((plan) => capacity.admissionRate(taskType, plan) !== undefined);
+}
+
+/**
+ * The admission as one `CALL admit_operation_v1` (MariaDB, `caps.serverRoutines`; docs/design.md §9): the same
+ * decision as {@link admitInProcess} — owner recheck, insert with its idempotency outcome, turn, both slots — made
+ * server-side in one round trip, for task types with no exclusive subject and no admission rate (those lock a subject
+ * row the task defines, or spend a token, and take the in-process path). Run through `viaRoutine` (a deadlock is
+ * retried; a routine not there yet falls back in-process); a duplicate key whose row vanished before it was read
+ * (`retry`) is called again with a new id, as in-process.
+ */
+async function admitInOneCall(scope: OwnerScope, deps: AdmissionDeps, { key, request, task, paramsJson, hash }: ParsedAdmission): Promise<Admission> {
+  const policy = taskPolicy(task, deps.policy);
+  const { store, ownerUserId } = scope;
+  const { taskType } = request;
+  for (let race = 0; ; race++) {
+    const id = newOperationId();
+    const answer = await callAdmitOperation(store, deps.capacity, {
+        row: {
+          id,
+          owner_user_id: ownerUserId,
+          task_type: taskType,
+          idempotency_key: key,
+          request_hash: hash,
+          subject_type: request.subject.type,
+          subject_id: request.subject.id,
+          params_json: paramsJson,
+          priority: policy.priority,
+          max_attempts: policy.maxAttempts,
+        },
+        deadlineMs: policy.deadlineMs,
+        wakeMs: deps.policy.wakeupResendMs,
+        turnSeed: newTurnSeed(),
+        task,
+        pools: { owner: ownerPoolKey(taskType, ownerUserId), global: globalPoolKey(taskType), running: runningPoolKey(taskType, ownerUserId) },
+        globalLimit: deps.capacity.admissionLimits(taskType, '*').global,
+    });
+    switch (answer.outcome) {
+      case 'admitted':
+        await sendWakeup(deps, { v: 1, reason: 'admitted', operationId: id });
+        return { operation: answer.row, replayed: false };
+      case 'replayed':
+        return { operation: answer.row, replayed: true };
+      case 'key_reused':
+        throw new IdempotencyKeyReusedError();
+      case 'not_entitled':
+        throw new NotEntitledError(taskType);
+      case 'owner_full':
+        throw new CapacityExhaustedError('owner', deps.capacity.retryAfterSeconds);
+      case 'global_full':
+        throw new CapacityExhaustedError('global', deps.capacity.retryAfterSeconds);
+      case 'retry':
+        if (race < 2) continue;
+        throw new Error('Idempotency key kept colliding with a vanishing row');
+    }
+  }
+}
+
+/**
+ * The admission statement by statement in one transaction: SQLite always, MariaDB for task types with an exclusive
+ * subject or an admission rate.
+ */
+async function admitInProcess(scope: OwnerScope, deps: AdmissionDeps, { key, request, task, paramsJson, hash }: ParsedAdmission): Promise<Admission> {
   const exclusive = task.exclusiveSubject;
   const policy = taskPolicy(task, deps.policy);
   const store = scope.store;

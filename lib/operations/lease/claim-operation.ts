@@ -3,10 +3,13 @@ import type { CapacityPolicy } from '../../capacity/capacity-policy.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import type { Store } from '../../db/store.js';
 import { inTransaction } from '../../db/transaction.js';
+import { viaRoutine } from '../../db/server-routine.js';
 import type { TaskRegistry } from '../../tasks/task-registry.js';
+import type { OwnerSettings } from '../../owners/owner-settings.js';
 import type { PrivacyMode } from '../../owners/privacy-mode.js';
 import type { LeaseKey } from '../store/operation.repository.js';
-import type { OpsMetrics } from '../../observability/metrics.js';
+import { MetricName, type OpsMetrics } from '../../observability/metrics.js';
+import { callClaimOperations } from './claim-procedure.repository.js';
 import { FairClaim, routeSlotOf, type Lane } from './fair-claim.js';
 import type { OperationStatus } from '../lifecycle/operation-status.js';
 import type { OperationPolicy } from '../operation-policy.js';
@@ -31,6 +34,18 @@ export interface ClaimedOperation extends LeaseKey {
   readonly privacyMode: PrivacyMode;
   /** The opaque subject reference stored at admission. */
   readonly subject: { readonly type: string; readonly id: string };
+  /**
+   * What a read right after the claim's commit saw, when the claim made one (MariaDB's `claim_operations_v1` answers it
+   * in the same round trip; in-process claims leave it out): whether the lease still held, whether the owner has asked to
+   * cancel, and the owner's live settings. The worker, which runs a claim the moment it commits, makes its pre-run
+   * rechecks (docs/design.md §2, §4, §5) from it instead of reading again; without it, or for a claim run later
+   * (`runClaimedOperation`), they read.
+   */
+  readonly afterClaim?: {
+    readonly leaseHeld: boolean;
+    readonly cancelRequested: boolean;
+    readonly ownerSettings: OwnerSettings;
+  };
 }
 
 /** What a claim needs besides the worker scope. */
@@ -149,11 +164,28 @@ async function claimUpTo(store: Store, deps: ClaimDeps, routes: ClaimableRoutes,
     const slot = routeSlotOf(deps, lane);
     if (slot) await ensurePool(store, slot.key, slot.limit);
   }
-  const first = await inTransaction(store, (tx) => new FairClaim(tx, store.caps.skipLocked, deps, lanes).run(max));
+  const first = await claimOnce(store, deps, lanes, max);
   if (first.incompletePools.length === 0 || first.claims.length >= max) return first.claims;
   for (const pool of first.incompletePools) await ensurePool(store, pool.key, pool.limit);
-  const second = await inTransaction(store, (tx) => new FairClaim(tx, store.caps.skipLocked, deps, lanes).run(max - first.claims.length));
+  const second = await claimOnce(store, deps, lanes, max - first.claims.length);
   return [...first.claims, ...second.claims];
+}
+
+/**
+ * One claim transaction: on MariaDB one `CALL claim_operations_v1` (`caps.serverRoutines`; docs/design.md §9) — the
+ * same decision as `FairClaim`, made server-side in one round trip (`viaRoutine`: a deadlock is retried, a routine
+ * not there yet falls back) — else `FairClaim` statement by statement.
+ */
+async function claimOnce(store: Store, deps: ClaimDeps, lanes: readonly Lane[], max: number): Promise<{ claims: ClaimedOperation[]; incompletePools: readonly { key: string; limit: number }[] }> {
+  return viaRoutine(
+    store,
+    async () => {
+      const result = await callClaimOperations(store, deps, lanes, max);
+      for (const taskType of result.passedOver) deps.metrics?.count(MetricName.ClaimSkippedOwnerAtLimit, 1, { taskType });
+      return result;
+    },
+    () => inTransaction(store, (tx) => new FairClaim(tx, store.caps.skipLocked, deps, lanes).run(max)),
+  );
 }
 
 /**

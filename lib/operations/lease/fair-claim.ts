@@ -28,7 +28,7 @@ const TURN_PAGE_SIZE = 32;
  * The claimer's task types grouped by their registered priority, highest first: a tier's turns are served before the
  * next tier's are read (priority is a task type's, docs/design.md §3), owners take turns within a tier.
  */
-function priorityTiers(deps: ClaimDeps, lanes: readonly Lane[]): string[][] {
+export function priorityTiers(deps: ClaimDeps, lanes: readonly Lane[]): string[][] {
   const byPriority = new Map<number, string[]>();
   for (const type of new Set(lanes.map((lane) => lane.type))) {
     const priority = deps.registry.get(type).priority ?? 0;

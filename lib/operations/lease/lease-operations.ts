@@ -2,6 +2,8 @@ import { LeaseLostError } from '../../errors.js';
 import { GO_ALONE, GroupCommit } from '../../db/group-commit.js';
 import type { Store } from '../../db/store.js';
 import { inTransaction } from '../../db/transaction.js';
+import { viaRoutine } from '../../db/server-routine.js';
+import { callCompleteOperations } from '../lifecycle/complete-procedure.repository.js';
 import type { TaskCompletion } from '../../tasks/task-definition.js';
 import { attemptOutcome, type FailureKind, type UncancelledOutcome } from '../lifecycle/attempt-outcome.js';
 import type { FailureCode } from '../lifecycle/failure-code.js';
@@ -76,39 +78,91 @@ interface PendingCompletion {
 }
 
 /**
+ * What a completion learned besides success: whether the operation's owner still has a due operation of its task type
+ * (the worker then wakes a claimer for it: the owner's running slot just freed), or `undefined` when the completion did
+ * not look (in-process, or with a published result) and the worker must ask (`hasDueOperation`).
+ */
+export interface CompletionResult {
+  readonly ownerHasDueWork: boolean | undefined;
+}
+
+/** A completion that did not look for the owner's due work. */
+const NOT_LOOKED: CompletionResult = Object.freeze({ ownerHasDueWork: undefined });
+
+/**
  * `running → succeeded` for several operations in one transaction: their rows whose lease holds are locked first
  * (`SKIP LOCKED`: a row another transaction holds is never waited for — that completion goes alone, after the group,
  * and so does one whose lease is lost, to get its own {@link LeaseLostError}); then one guarded UPDATE, their
- * notifications and the release of their capacity, all or nothing (`completeUnderLease`).
+ * notifications and the release of their capacity, all or nothing (`completeUnderLease`). On MariaDB the whole group is
+ * one round trip, `CALL complete_operations_v1` (`caps.serverRoutines`; docs/design.md §9), which makes the same
+ * decision server-side and also answers which owners still have due work; SQLite runs the statements here.
  */
-async function completeTogether(group: readonly PendingCompletion[]): Promise<(void | typeof GO_ALONE)[]> {
+async function completeTogether(group: readonly PendingCompletion[]): Promise<(CompletionResult | typeof GO_ALONE)[]> {
   const store = (group[0] as PendingCompletion).scope.store;
-  return inTransaction(store, async (tx) => {
-    const held = new Set(await lockLiveLeases(tx, group.map((pending) => pending.lease), store.caps.skipLocked));
-    const leases = group.map((pending) => pending.lease).filter((lease) => held.has(lease.operationId));
-    // A lease that stopped holding under its lock — one of them (TransitionRaceError) or all (false) — rolls the group
-    // back, and each completion goes alone to get its own outcome.
-    if (leases.length > 0 && !(await completeUnderLease(tx, leases))) throw new GroupLeasesLapsed();
-    return group.map((pending) => (held.has(pending.lease.operationId) ? undefined : GO_ALONE));
-  });
+  const leases = group.map((pending) => pending.lease);
+  return viaRoutine(
+    store,
+    async () => {
+      const answer = await callCompleteOperations(store, leases, 'skip');
+      if (answer.outcome === 'lapsed') throw new GroupLeasesLapsed();
+      return resultsOf(leases, answer.held, answer.due);
+    },
+    () => completeTogetherInProcess(store, leases),
+  );
 }
 
-/** One completion in its own transaction, with the task's published result (if any) in the same transaction. */
-async function completeAlone(scope: OwnerScope, lease: ClaimedOperation, publish?: TaskCompletion['publish']): Promise<void> {
-  await inTransaction(scope.store, async (tx) => {
-    if (!(await completeUnderLease(tx, [lease]))) throw new LeaseLostError(lease.operationId);
-    if (publish) await publish(tx);
+/** {@link completeTogether} statement by statement (SQLite, or a routine not there yet). */
+async function completeTogetherInProcess(store: Store, leases: readonly ClaimedOperation[]): Promise<(CompletionResult | typeof GO_ALONE)[]> {
+  const held = await inTransaction(store, async (tx) => {
+    const locked = new Set(await lockLiveLeases(tx, leases, store.caps.skipLocked));
+    const live = leases.filter((lease) => locked.has(lease.operationId));
+    // A lease that stopped holding under its lock — one of them (TransitionRaceError) or all (false) — rolls the group
+    // back, and each completion goes alone to get its own outcome.
+    if (live.length > 0 && !(await completeUnderLease(tx, live))) throw new GroupLeasesLapsed();
+    return [...locked];
   });
+  return leases.map((lease) => (held.includes(lease.operationId) ? NOT_LOOKED : GO_ALONE));
+}
+
+/** Each lease's result from the routine's answer: completed (due or not), or left out (`GO_ALONE`). */
+function resultsOf(leases: readonly ClaimedOperation[], held: readonly string[], due: readonly string[]): (CompletionResult | typeof GO_ALONE)[] {
+  return leases.map((lease) => (held.includes(lease.operationId) ? { ownerHasDueWork: due.includes(lease.operationId) } : GO_ALONE));
+}
+
+/**
+ * One completion in its own transaction, with the task's published result (if any) in the same transaction. Without a
+ * result to publish, on MariaDB, one `CALL complete_operations_v1` that waits for the row's lock (as the guarded
+ * UPDATE would); with one, or on SQLite, the statements here.
+ * @throws {LeaseLostError} when the lease is gone; nothing changed and nothing was published.
+ */
+async function completeAlone(scope: OwnerScope, lease: ClaimedOperation, publish?: TaskCompletion['publish']): Promise<CompletionResult> {
+  const inProcess = async (): Promise<CompletionResult> => {
+    await inTransaction(scope.store, async (tx) => {
+      if (!(await completeUnderLease(tx, [lease]))) throw new LeaseLostError(lease.operationId);
+      if (publish) await publish(tx);
+    });
+    return NOT_LOOKED;
+  };
+  if (publish) return inProcess();
+  return viaRoutine(
+    scope.store,
+    async () => {
+      const answer = await callCompleteOperations(scope.store, [lease], 'wait');
+      if (answer.outcome === 'lapsed' || !answer.held.includes(lease.operationId)) throw new LeaseLostError(lease.operationId);
+      return { ownerHasDueWork: answer.due.includes(lease.operationId) };
+    },
+    inProcess,
+  );
 }
 
 /** Per store: completions without a published result commit in groups (see {@link completeOperation}). */
-const completionGroups = new WeakMap<Store, GroupCommit<PendingCompletion>>();
+const completionGroups = new WeakMap<Store, GroupCommit<PendingCompletion, CompletionResult>>();
 
-function completionGroupOf(store: Store): GroupCommit<PendingCompletion> {
+function completionGroupOf(store: Store): GroupCommit<PendingCompletion, CompletionResult> {
   let group = completionGroups.get(store);
   if (!group) {
     // Two groups at once, as for claims: one slow commit does not hold every completion of the process back.
-    group = new GroupCommit<PendingCompletion>(completeTogether, ({ scope, lease }) => completeAlone(scope, lease), { maxConcurrent: 2 });
+    group = new GroupCommit<PendingCompletion, CompletionResult>(completeTogether, ({ scope, lease }) => completeAlone(scope, lease), { maxConcurrent: 2 });
     completionGroups.set(store, group);
   }
   return group;
@@ -125,17 +179,16 @@ function completionGroupOf(store: Store): GroupCommit<PendingCompletion> {
  * The outcome is each operation's own: the group first locks its rows whose lease holds with `SKIP LOCKED`, so it never
  * waits on a row another transaction holds; a completion whose lease is lost or whose row is held elsewhere completes
  * alone, after the group, and a lost lease throws only for its own operation. A lone completion waits one event-loop
- * turn (or, when two groups are committing, for one of them).
+ * turn (or, when two groups are committing, for one of them). On MariaDB a group, and a completion alone without a
+ * published result, is one round trip (`complete_operations_v1`).
+ * @returns whether the owner still has due work of the task type, when the completion looked (see {@link CompletionResult}).
  * @throws {LeaseLostError} when the lease is gone; nothing changed and nothing was published.
  * @throws whatever `completion.publish` throws; nothing changed.
  */
-export async function completeOperation(scope: OwnerScope, lease: ClaimedOperation, completion?: TaskCompletion): Promise<void> {
+export async function completeOperation(scope: OwnerScope, lease: ClaimedOperation, completion?: TaskCompletion): Promise<CompletionResult> {
   assertLeaseInScope(scope, lease);
-  if (completion?.publish) {
-    await completeAlone(scope, lease, completion.publish);
-    return;
-  }
-  await completionGroupOf(scope.store).submit({ scope, lease });
+  if (completion?.publish) return completeAlone(scope, lease, completion.publish);
+  return completionGroupOf(scope.store).submit({ scope, lease });
 }
 
 /**

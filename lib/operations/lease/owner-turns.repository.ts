@@ -12,6 +12,14 @@ import type { DbContext, TxContext } from '../../db/database.js';
 /** `served_at` of a pair never claimed for: before every real claim, so a newcomer is served first. */
 const NEVER_SERVED = '1970-01-01 00:00:00.000';
 
+/**
+ * The first `work_seq` of a new `owner_turns` row: a random 47-bit value, never a fixed one, so a claim still holding
+ * the seq it read from a deleted row does not find it again on the row that replaced it.
+ */
+export function newTurnSeed(): number {
+  return randomInt(2 ** 47);
+}
+
 /** One (task type, owner) pair as the claim reads it. */
 export interface OwnerTurn {
   readonly taskType: string;
@@ -35,9 +43,7 @@ function isMariadb(ctx: DbContext): boolean {
 export async function markOwnersReady(ctx: TxContext, operationIds: readonly string[]): Promise<void> {
   if (operationIds.length === 0) return;
   const ids = sql.join(operationIds);
-  // A new row starts its work_seq at a random 47-bit value, never at a fixed one: a claim still holding the seq it
-  // read from a deleted row must not find it again on the row that replaced it.
-  const seed = randomInt(2 ** 47);
+  const seed = newTurnSeed();
   if (isMariadb(ctx)) {
     await sql`INSERT INTO owner_turns (task_type, owner_user_id, ready_at, served_at, work_seq)
       SELECT task_type, owner_user_id, MIN(available_at), ${NEVER_SERVED}, ${seed} FROM operations
