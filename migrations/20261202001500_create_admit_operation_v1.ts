@@ -20,22 +20,32 @@ const lockOneSlot = (pool: string, limit: string, into: string) => `SET v_start 
 
 /**
  * `ensure_capacity_pool_v1(pool, limit)`: makes sure slot rows `0 … limit − 1` of the pool exist (one primary-key
- * lookup when its last one does), creating missing ones with `INSERT IGNORE` — concurrent creators are harmless — in a
- * transaction of its own (one commit, not one per row). Called only by the admission routines, outside their reserving
- * transaction. The same rule as `ensurePool` in lib/capacity/capacity.ts.
+ * lookup when its last one does), creating the missing ones in a short transaction of its own — the last slot first, so
+ * concurrent creators are harmless (see the body). Called only by the admission routine, outside its reserving
+ * transaction. The same rule as `ensurePool` in
+ * lib/capacity/capacity.ts.
  */
 const ENSURE_POOL = `CREATE PROCEDURE ensure_capacity_pool_v1(IN p_pool VARCHAR(255) ${TEXT}, IN p_limit INT)
 MODIFIES SQL DATA
 SQL SECURITY INVOKER
 COMMENT 'durable-ops: create missing capacity slot rows (docs/design.md, server-side routines)'
 BEGIN
-  DECLARE v_slot INT DEFAULT 0;
-  IF NOT EXISTS (SELECT 1 FROM capacity_slots WHERE pool_key = p_pool AND slot_no = p_limit - 1) THEN
+  -- A row a concurrent creator inserted first makes INSERT IGNORE warn with 1062, and a routine's warning reaches any
+  -- handler for its code — the caller's duplicate-key handler included. Handled here, it goes no further.
+  DECLARE CONTINUE HANDLER FOR 1062 BEGIN END;
+  IF p_limit > 0 AND NOT EXISTS (SELECT 1 FROM capacity_slots WHERE pool_key = p_pool AND slot_no = p_limit - 1) THEN
     START TRANSACTION;
-    WHILE v_slot < p_limit DO
-      INSERT IGNORE INTO capacity_slots (pool_key, slot_no, operation_id, reserved_at) VALUES (p_pool, v_slot, NULL, NULL);
-      SET v_slot = v_slot + 1;
-    END WHILE;
+    -- The last slot first: the one creator that inserts it creates the rest in the same transaction; a concurrent
+    -- creator waits on that one row and then, finding it there, inserts nothing — so no creator holds locks on a range
+    -- of existing rows that reservers (SKIP LOCKED) would take for held. Only missing rows are inserted (a raised
+    -- limit); the numbers 0 … limit − 2 come from the ordinals of a JSON array of that length.
+    INSERT IGNORE INTO capacity_slots (pool_key, slot_no, operation_id, reserved_at) VALUES (p_pool, p_limit - 1, NULL, NULL);
+    IF ROW_COUNT() = 1 AND p_limit > 1 THEN
+      INSERT IGNORE INTO capacity_slots (pool_key, slot_no, operation_id, reserved_at)
+        SELECT p_pool, n.k - 1, NULL, NULL
+        FROM JSON_TABLE(CONCAT('[', REPEAT('0,', p_limit - 2), '0]'), '$[*]' COLUMNS (k FOR ORDINALITY)) AS n
+        WHERE NOT EXISTS (SELECT 1 FROM capacity_slots s WHERE s.pool_key = p_pool AND s.slot_no = n.k - 1);
+    END IF;
     COMMIT;
   END IF;
 END`;

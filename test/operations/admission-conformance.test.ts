@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../lib/db/store.js';
 import { CapacityExhaustedError, IdempotencyKeyReusedError, NotEntitledError } from '../../lib/errors.js';
+import { callAdmitOperation } from '../../lib/operations/admission/admission-procedure.repository.js';
 import { admitOperation, type Admission } from '../../lib/operations/admission/admit-operation.js';
+import { newTurnSeed } from '../../lib/operations/lease/owner-turns.repository.js';
+import { newOperationId } from '../../lib/operations/operation-id.js';
 import { OwnerScope } from '../../lib/operations/scopes.js';
 import { setOwnerPlan, updateOwnSettings } from '../../lib/owners/owner-settings.js';
 import { defineTask } from '../../lib/tasks/task-definition.js';
@@ -161,5 +164,45 @@ describe.each(IMPLEMENTATIONS)('admission conformance: $name', ({ dialect, routi
     for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(CapacityExhaustedError);
     expect(await heldSlots(store, 'global:')).toBe(5);
     await expectCapacityMatchesActive(store);
+  });
+});
+
+describe.skipIf(!hasMariadb())('admit_operation_v1 creating the same pools concurrently, on mariadb', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase('mariadb');
+  });
+  afterAll(async () => t?.drop());
+
+  it('every concurrent first admission answers admitted: a racing creator is never taken for a duplicate key', async () => {
+    const { capacity } = testDeps({}, { perOwner: 50, global: 2_000 });
+    for (let round = 0; round < 4; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: 16 }, (_, i) =>
+          callAdmitOperation(t.store, capacity, {
+            row: {
+              id: newOperationId(),
+              owner_user_id: `o${i % 4}`,
+              task_type: 'test.noop',
+              idempotency_key: `race-${round}-${i}`,
+              request_hash: 'a'.repeat(64),
+              subject_type: 'doc',
+              subject_id: `${i}`,
+              params_json: '{}',
+              priority: 0,
+              max_attempts: 3,
+            },
+            deadlineMs: 60_000,
+            wakeMs: 30_000,
+            turnSeed: newTurnSeed(),
+            task: {},
+            // Pools no admission has created yet: every call of the round races to create them.
+            pools: { owner: `owner:race-${round}:o${i % 4}`, global: `global:race-${round}`, running: `running:race-${round}:o${i % 4}` },
+            globalLimit: 2_000,
+          }),
+        ),
+      );
+      expect(answers.map((answer) => answer.outcome).join(","), `round ${round}`).toBe(Array.from({ length: 16 }, () => "admitted").join(","));
+    }
   });
 });
