@@ -9,7 +9,8 @@ import { cancelOperation } from '../../lib/operations/owner/owner-commands.js';
 import { getOperation } from '../../lib/operations/owner/owner-reads.js';
 import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
 import { testDeps } from '../support/fixtures.js';
-import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
+import type { Store } from '../../lib/db/store.js';
+import { createTestDatabase, hasMariadb, IMPLEMENTATIONS, withRoutines, type TestDatabase } from '../support/test-store.js';
 
 /** Races per dialect and failure: each is a real concurrent cancel and failure write of one running operation. */
 const RACES = 60;
@@ -21,9 +22,11 @@ const FAILURES: readonly { readonly name: string; readonly write: (scope: Scope,
   { name: 'an external fallback', write: (scope, claim) => fallBackToExternal(scope, claim, 'local route down', 120_000) },
 ];
 
-describe.each(DIALECTS)('the owner cancel wins over a concurrent failure on %s', (dialect) => {
+// A conformance suite: the same races for `fail_attempt_v1` and the in-process `failAttempt` (docs/design.md §9).
+describe.each(IMPLEMENTATIONS)('the owner cancel wins over a concurrent failure: $name', ({ dialect, routines }) => {
   const skip = dialect === 'mariadb' && !hasMariadb();
   let t: TestDatabase;
+  let store: Store;
   let deps: ReturnType<typeof testDeps>;
   let owner: OwnerScope;
   let worker: WorkerScope;
@@ -34,9 +37,10 @@ describe.each(DIALECTS)('the owner cancel wins over a concurrent failure on %s',
   afterAll(async () => t?.drop());
   beforeEach(async () => {
     if (skip) return;
+    store = withRoutines(t.store, routines);
     deps = testDeps();
-    owner = new OwnerScope(t.store, 'racer');
-    worker = new WorkerScope(t.store);
+    owner = new OwnerScope(store, 'racer');
+    worker = new WorkerScope(store);
   });
 
   it.skipIf(skip).each(FAILURES)(

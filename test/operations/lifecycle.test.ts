@@ -9,11 +9,14 @@ import { getOperation, listNotifications } from '../../lib/operations/owner/owne
 import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
 import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';
 import { testDeps } from '../support/fixtures.js';
-import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
+import type { Store } from '../../lib/db/store.js';
+import { createTestDatabase, hasMariadb, IMPLEMENTATIONS, withRoutines, type TestDatabase } from '../support/test-store.js';
 
-describe.each(DIALECTS)('operation lifecycle on %s', (dialect) => {
+// A conformance suite: the same cases for the stored procedures and the in-process statements (docs/design.md §9).
+describe.each(IMPLEMENTATIONS)('operation lifecycle: $name', ({ dialect, routines }) => {
   const skip = dialect === 'mariadb' && !hasMariadb();
   let t: TestDatabase;
+  let store: Store;
   let deps: ReturnType<typeof testDeps>;
   let owner: OwnerScope;
   let worker: WorkerScope;
@@ -25,12 +28,13 @@ describe.each(DIALECTS)('operation lifecycle on %s', (dialect) => {
   afterAll(async () => t?.drop());
   beforeEach(async () => {
     if (skip) return;
-    await t.store.db.deleteFrom('operation_notifications').execute();
-    await t.store.db.deleteFrom('operations').execute();
+    store = withRoutines(t.store, routines);
+    await store.db.deleteFrom('operation_notifications').execute();
+    await store.db.deleteFrom('operations').execute();
     t.clock.offsetMs = 0;
     deps = testDeps();
-    owner = new OwnerScope(t.store, 'user-a');
-    worker = new WorkerScope(t.store);
+    owner = new OwnerScope(store, 'user-a');
+    worker = new WorkerScope(store);
   });
 
   const admit = (params: Record<string, unknown> = {}, scope = owner) =>
@@ -40,9 +44,9 @@ describe.each(DIALECTS)('operation lifecycle on %s', (dialect) => {
     if (!c) throw new Error('expected a claim');
     return c;
   };
-  const sweep = () => runSweepOnce({ store: t.store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, metrics: deps.metrics, batchSize: 50, timeBudgetMs: 30_000 });
+  const sweep = () => runSweepOnce({ store: store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, metrics: deps.metrics, batchSize: 50, timeBudgetMs: 30_000 });
   const notificationsOf = async (id: string) =>
-    t.store.db.selectFrom('operation_notifications').selectAll().where('operation_id', '=', id).execute();
+    store.db.selectFrom('operation_notifications').selectAll().where('operation_id', '=', id).execute();
   const statusOf = async (id: string) => (await getOperation(owner, id)).status;
 
   it.skipIf(skip)('claim → heartbeat → complete ends succeeded with exactly one notification', async () => {
@@ -73,10 +77,10 @@ describe.each(DIALECTS)('operation lifecycle on %s', (dialect) => {
     // @ts-expect-error the neutral worker scope cannot complete
     await expect(completeOperation(worker, c)).rejects.toBeInstanceOf(ScopeViolationError);
     // a forged duck-typed scope is refused as well
-    const forged = { store: t.store, ownerUserId: 'user-a' } as unknown as OwnerScope;
+    const forged = { store: store, ownerUserId: 'user-a' } as unknown as OwnerScope;
     await expect(completeOperation(forged, c)).rejects.toBeInstanceOf(ScopeViolationError);
     // another owner's scope cannot use the lease
-    await expect(completeOperation(new OwnerScope(t.store, 'user-b'), c)).rejects.toBeInstanceOf(ScopeViolationError);
+    await expect(completeOperation(new OwnerScope(store, 'user-b'), c)).rejects.toBeInstanceOf(ScopeViolationError);
     expect(await statusOf(c.operationId)).toBe('running');
   });
 
@@ -231,8 +235,8 @@ describe.each(DIALECTS)('operation lifecycle on %s', (dialect) => {
     const counts = await sweep();
     expect(counts.purged).toBe(1);
     expect(await notificationsOf(first.operation.id)).toHaveLength(0);
-    expect(await t.store.db.selectFrom('operations').select('id').where('id', '=', first.operation.id).executeTakeFirst()).toBeUndefined();
-    expect(await t.store.db.selectFrom('operations').select('id').where('id', '=', active.id).executeTakeFirst()).toBeDefined();
+    expect(await store.db.selectFrom('operations').select('id').where('id', '=', first.operation.id).executeTakeFirst()).toBeUndefined();
+    expect(await store.db.selectFrom('operations').select('id').where('id', '=', active.id).executeTakeFirst()).toBeDefined();
     const again = await admitOperation(owner, deps, 'reused-key', { taskType: 'test.noop', subject: { type: 'doc', id: 'other' } });
     expect(again.replayed).toBe(false);
   });
@@ -241,7 +245,7 @@ describe.each(DIALECTS)('operation lifecycle on %s', (dialect) => {
     const body = { taskType: 'test.noop', subject: { type: 'doc', id: 'd1' } };
     const mine = await admitOperation(owner, deps, 'same-key', body);
     for (const other of ['user-a ', 'USER-A', ' user-a']) {
-      const scope = new OwnerScope(t.store, other);
+      const scope = new OwnerScope(store, other);
       await expect(getOperation(scope, mine.operation.id)).rejects.toBeInstanceOf(OperationNotFoundError);
       const theirs = await admitOperation(scope, deps, 'same-key', body);
       expect(theirs.replayed).toBe(false);
@@ -254,7 +258,7 @@ describe.each(DIALECTS)('operation lifecycle on %s', (dialect) => {
   it.skipIf(skip)('claims take the highest priority first, then the oldest', async () => {
     const low = await admitOperation(owner, deps, 'p-low', { taskType: 'test.noop', subject: { type: 'doc', id: '1' } });
     const high = await admitOperation(owner, deps, 'p-high', { taskType: 'demo.wait', subject: { type: 'doc', id: '2' }, params: { durationMs: 0 } });
-    await t.store.db.updateTable('operations').set({ priority: 5 }).where('id', '=', high.operation.id).execute();
+    await store.db.updateTable('operations').set({ priority: 5 }).where('id', '=', high.operation.id).execute();
     expect((await claim()).operationId).toBe(high.operation.id);
     expect((await claim()).operationId).toBe(low.operation.id);
   });

@@ -4,6 +4,7 @@ import type { Store } from '../../db/store.js';
 import { inTransaction } from '../../db/transaction.js';
 import { viaRoutine } from '../../db/server-routine.js';
 import { callCompleteOperations } from '../lifecycle/complete-procedure.repository.js';
+import { callFailAttempt } from '../lifecycle/fail-procedure.repository.js';
 import type { TaskCompletion } from '../../tasks/task-definition.js';
 import { attemptOutcome, type FailureKind, type UncancelledOutcome } from '../lifecycle/attempt-outcome.js';
 import type { FailureCode } from '../lifecycle/failure-code.js';
@@ -228,7 +229,12 @@ export async function recordFailedAttempt(
   wakeAfterMs: number,
 ): Promise<FailureOutcome> {
   assertLeaseInScope(scope, lease);
-  const status = await inTransaction(scope.store, (tx) => failAttempt(tx, lease, decided, message, wakeAfterMs));
+  // On MariaDB one round trip, `CALL fail_attempt_v1` (docs/design.md §9): the same decision as `failAttempt`.
+  const status = await viaRoutine(
+    scope.store,
+    () => callFailAttempt(scope.store, lease, decided, message, wakeAfterMs),
+    () => inTransaction(scope.store, (tx) => failAttempt(tx, lease, decided, message, wakeAfterMs)),
+  );
   if (status === null) throw new LeaseLostError(lease.operationId);
   if (status === 'cancelled') return { status };
   if (decided.status === 'waiting_for_retry') return { status: decided.status, retryInMs: decided.retryInMs };
