@@ -202,9 +202,13 @@ function turnOrder(a: OwnerTurn, b: OwnerTurn): number {
   return a.servedAt < b.servedAt ? -1 : a.servedAt > b.servedAt ? 1 : byKey(a, b);
 }
 
-/** Primary-key order of turn rows. */
+/**
+ * Primary-key order of turn rows, as the database orders them (`utf8mb4_nopad_bin`: by UTF-8 bytes, which is code point
+ * order) — not JavaScript's `<`, which compares UTF-16 code units and puts an astral character (😀) before U+E000–U+FFFF
+ * (！): concurrent claimers, the stored procedure's and `markOwnersReady`'s writes must lock turn rows in one order.
+ */
 function byKey(a: OwnerTurn, b: OwnerTurn): number {
-  return a.taskType < b.taskType ? -1 : a.taskType > b.taskType ? 1 : a.ownerUserId < b.ownerUserId ? -1 : a.ownerUserId > b.ownerUserId ? 1 : 0;
+  return Buffer.compare(Buffer.from(a.taskType), Buffer.from(b.taskType)) || Buffer.compare(Buffer.from(a.ownerUserId), Buffer.from(b.ownerUserId));
 }
 
 /** The claim of one locked candidate: a new lease token, the lease length of its task type. */
