@@ -52,6 +52,34 @@ const MAX_TRIES = 5;
 const FLOOR_GROUP = 32;
 
 /**
+ * Claim groups (and completion groups) in flight at once: what one library process allows (`GROUPS_IN_FLIGHT` in
+ * claim-operation.ts, the completion group's `maxConcurrent`). With one per worker instead (16), concurrent claimers of
+ * 32 fight over the same first turns and their rows' locks: the floor ran at half the library's rate (A/B in the
+ * README's Performance section).
+ */
+const FLOOR_IN_FLIGHT = 2;
+
+/** At most `size` of the calls given to {@link Gate.run} at once; the rest wait in order. */
+class Gate {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+  constructor(size: number) {
+    this.#free = size;
+  }
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.#free > 0) this.#free--;
+    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    try {
+      return await work();
+    } finally {
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#free++;
+    }
+  }
+}
+
+/**
  * The design floor: what this design's statements cost on this machine with none of the library around
  * them — no kysely, no validation, no hashing of requests, no logging, no lease rechecks, no group commit machinery —
  * so a run can tell how much of the distance to a target is durable-ops' own code and how much is the design's SQL.
@@ -62,7 +90,8 @@ const FLOOR_GROUP = 32;
  * - admission: one `CALL admit_operation_v1` (owner recheck, insert, turn, owner and global slot), then a wake-up;
  * - a worker takes wake-ups in full groups of {@link FLOOR_GROUP} (32, the library's largest group), claims that many in
  *   one `CALL claim_operations_v1` (the fair order, running slots, turn writes) and completes them in one
- *   `CALL complete_operations_v1` (guarded update, notifications, capacity release, the owners' due work).
+ *   `CALL complete_operations_v1` (guarded update, notifications, capacity release, the owners' due work), at most
+ *   {@link FLOOR_IN_FLIGHT} of each at once, as one library process.
  * So it sends no more statements and commits no more often per operation than durable-ops does, and spends none of its
  * CPU on library code: durable-ops cannot beat it on the same machine, whatever its code does — only other statements
  * could.
@@ -124,13 +153,16 @@ export async function runFloor(options: FloorOptions): Promise<FloorResult> {
       wakeups.add(id);
     };
 
+    // As in the library, at most FLOOR_IN_FLIGHT claim groups (and completion groups) of the process at once.
+    const claims = new Gate(FLOOR_IN_FLIGHT);
+    const completions = new Gate(FLOOR_IN_FLIGHT);
     const claimAndComplete = async (n: number): Promise<number> => {
       const tokens = Array.from({ length: n }, () => randomBytes(32).toString('hex'));
-      const [claimed = []] = await call(CLAIM_CALL, [n, config, JSON.stringify(tokens), 0, 'free', 0]);
+      const [claimed = []] = await claims.run(() => call(CLAIM_CALL, [n, config, JSON.stringify(tokens), 0, 'free', 0]));
       if (claimed.length === 0) return 0;
       for (const row of claimed) executions.record(row.id as string);
       const leases = claimed.map((row, i) => [row.id, row.owner_user_id, tokens[i]]);
-      const [[answer] = []] = await call(COMPLETE_CALL, [JSON.stringify(leases), 0, 0]);
+      const [[answer] = []] = await completions.run(() => call(COMPLETE_CALL, [JSON.stringify(leases), 0, 0]));
       lastCompletion = performance.now();
       return (JSON.parse(String(answer?.held ?? '[]')) as string[]).length;
     };
