@@ -5,6 +5,7 @@ import { type RowDataPacket } from 'mysql2/promise';
 import { migrateToLatest, openStore } from '../lib/index.js';
 import { ADMIT_CALL, planTable } from '../lib/operations/admission/admission-procedure.repository.js';
 import { CLAIM_CALL, claimConfig } from '../lib/operations/lease/claim-procedure.repository.js';
+import { MAX_TURNS_PER_CLAIM } from '../lib/operations/lease/fair-claim.js';
 import { COMPLETE_CALL } from '../lib/operations/lifecycle/complete-procedure.repository.js';
 import { newOperationId } from '../lib/operations/operation-id.js';
 import { TaskRegistry } from '../lib/tasks/task-registry.js';
@@ -158,7 +159,7 @@ export async function runFloor(options: FloorOptions): Promise<FloorResult> {
     const completions = new Gate(FLOOR_IN_FLIGHT);
     const claimAndComplete = async (n: number): Promise<number> => {
       const tokens = Array.from({ length: n }, () => randomBytes(32).toString('hex'));
-      const [claimed = []] = await claims.run(() => call(CLAIM_CALL, [n, config, JSON.stringify(tokens), 0, 'free', 0]));
+      const [claimed = []] = await claims.run(() => call(CLAIM_CALL, [n, config, JSON.stringify(tokens), 0, 'free', 0, MAX_TURNS_PER_CLAIM]));
       if (claimed.length === 0) return 0;
       for (const row of claimed) executions.record(row.id as string);
       const leases = claimed.map((row, i) => [row.id, row.owner_user_id, tokens[i]]);

@@ -176,7 +176,7 @@ turn: BEGIN
 END`;
 
 /**
- * `claim_operations_v1(max, config, tokens, plans, default plan, clock offset ms)`: a claim group — up to `max`
+ * `claim_operations_v1(max, config, tokens, plans, default plan, clock offset ms, max turns)`: a claim group — up to `max`
  * operations in the fair claim order — in one round trip on MariaDB (docs/design.md §4 "Fair share", §9; the caller
  * and the SQLite implementation of the same decision are `claimUpTo` in lib/operations/lease/claim-operation.ts and
  * `FairClaim` in fair-claim.ts, whose TSDoc gives the order and the bounds this routine keeps).
@@ -185,7 +185,7 @@ END`;
  * first, each `{t, lanes: ["L"|"X"…], all: lanes of the type, ms: lease ms, rk/rn: route pool and limit (lane L) or
  * null, rp: running pool key prefix, lim: {"<plan>": running limit, "*": …}}`; `p_tokens`: `max` fresh lease tokens.
  * In one transaction, per tier: pages of 32 ready turns per task type (`owner_turns_type_turn_idx`), merged in turn
- * order; the turns share the claims (⌈remaining / turns⌉ each, again for those that took their whole share);
+ * order, until `p_max_turns` turns have been read in all (`MAX_TURNS_PER_CLAIM`); the turns share the claims (⌈remaining / turns⌉ each, again for those that took their whole share);
  * `claim_turn_v1` serves each. At the end the turn rows it touched are written in key order: served → `served_at = now`,
  * retired → `ready_at` to the next due time or deleted, guarded by `work_seq`. Answers two result sets: the claimed
  * rows (`id, owner_user_id, lease_token, task_type, attempt, max_attempts, params_json, lease_ms, from_status,
@@ -204,7 +204,8 @@ const CLAIM_OPERATIONS = `CREATE PROCEDURE claim_operations_v1(
   IN p_tokens TEXT ${TEXT},
   IN p_plans INT,
   IN p_default_plan VARCHAR(32) ${TEXT},
-  IN p_clock_offset_ms BIGINT
+  IN p_clock_offset_ms BIGINT,
+  IN p_max_turns INT
 )
 MODIFIES SQL DATA
 SQL SECURITY INVOKER
@@ -238,6 +239,7 @@ claim: BEGIN
   DECLARE v_want INT;
   DECLARE v_got INT;
   DECLARE v_next DATETIME(6);
+  DECLARE v_turns_read INT DEFAULT 0;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
     ROLLBACK;
@@ -248,7 +250,7 @@ claim: BEGIN
   tiers: WHILE v_tier < JSON_LENGTH(p_config) AND v_claims < p_max DO
     SET v_tier_cfg = JSON_QUERY(p_config, CONCAT('$[', v_tier, ']'));
     SET v_cursors = '{}', v_exhausted = '[]';
-    pages: WHILE v_claims < p_max DO
+    pages: WHILE v_claims < p_max AND v_turns_read < p_max_turns DO
       SET v_page = '[]', v_j = 0;
       WHILE v_j < JSON_LENGTH(v_tier_cfg) DO
         SET v_cfg = JSON_QUERY(v_tier_cfg, CONCAT('$[', v_j, ']'));
@@ -284,6 +286,7 @@ claim: BEGIN
       IF JSON_LENGTH(v_page) = 0 THEN
         LEAVE pages;
       END IF;
+      SET v_turns_read = v_turns_read + JSON_LENGTH(v_page);
       -- Turn order: least recently served first, then task type, then owner.
       SELECT JSON_ARRAYAGG(JSON_ARRAY(s, t, o, w, j) ORDER BY s, t, o) INTO v_pending FROM ${TURNS('v_page')} AS turns;
       WHILE JSON_LENGTH(v_pending) > 0 AND v_claims < p_max DO

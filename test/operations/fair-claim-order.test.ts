@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
+import { MAX_TURNS_PER_CLAIM } from '../../lib/operations/lease/fair-claim.js';
 import { claimNextOperation, type ClaimedOperation } from '../../lib/operations/lease/claim-operation.js';
 import { cancelOperation } from '../../lib/operations/owner/owner-commands.js';
 import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
@@ -63,6 +64,24 @@ describe.each(IMPLEMENTATIONS)('the fair claim order: $name', ({ dialect, routin
     // every claimer must take (and lock) turns in the database's order.
     for (const ownerUserId of ['\u{1F600}', '\uFF01', 'z']) await admit(ownerUserId);
     expect((await claimInTurn(3)).map((claim) => claim.ownerUserId)).toEqual(['z', '\uFF01', '\u{1F600}']);
+  });
+
+  it.skipIf(skip)('a claim reads a bounded number of turns: behind many turns with nothing due, the work waits one claim more', async () => {
+    // Turns an owner's last run left behind (nothing due), never served, all ahead of the owner with work ("zzz").
+    const dead = MAX_TURNS_PER_CLAIM + 44;
+    const rows = Array.from({ length: dead }, (_, i) => ({
+      task_type: 'test.noop',
+      owner_user_id: `dead-${String(i).padStart(4, '0')}`,
+      ready_at: '2000-01-01 00:00:00.000',
+      served_at: '1970-01-01 00:00:00.000',
+      work_seq: i,
+    }));
+    await store.db.insertInto('owner_turns').values(rows).execute();
+    const id = await admit('zzz');
+    expect(await claimOne()).toBeNull();
+    // The turns it read and found empty are retired; the rest (and the owner with work) wait for the next claim.
+    expect(Number((await store.db.selectFrom('owner_turns').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst())?.n)).toBe(44 + 1);
+    expect((await claimOne())?.operationId).toBe(id);
   });
 
   it.skipIf(skip)('a newly arrived owner goes before an owner just served', async () => {

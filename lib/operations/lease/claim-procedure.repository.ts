@@ -7,7 +7,7 @@ import type { PrivacyMode } from '../../owners/privacy-mode.js';
 import type { OperationStatus } from '../lifecycle/operation-status.js';
 import { taskPolicy } from '../operation-policy.js';
 import type { ClaimDeps, ClaimedOperation } from './claim-operation.js';
-import { priorityTiers, routeSlotOf, type Lane } from './fair-claim.js';
+import { MAX_TURNS_PER_CLAIM, priorityTiers, routeSlotOf, type Lane } from './fair-claim.js';
 
 /**
  * The call of `claim_operations_v1` (migrations/20261202001900_create_claim_operations_v1.ts; docs/design.md §9):
@@ -15,7 +15,7 @@ import { priorityTiers, routeSlotOf, type Lane } from './fair-claim.js';
  * one text packet (mysql2 `query`: no server-side prepared statement). The text grows about 250 bytes per task type
  * and 67 per claim: a registry of 40 task types claiming 32 at once stays under the 16 KB above which RDS Proxy pins.
  */
-export const CLAIM_CALL = 'CALL claim_operations_v1(?, ?, ?, ?, ?, ?)';
+export const CLAIM_CALL = 'CALL claim_operations_v1(?, ?, ?, ?, ?, ?, ?)';
 
 /** One task type as the routine reads it (see the migration for the fields). */
 interface TypeConfig {
@@ -89,7 +89,15 @@ interface ClaimedRow {
  */
 export async function callClaimOperations(store: Store, deps: ClaimDeps, lanes: readonly Lane[], max: number): Promise<ClaimCallResult> {
   const tokens = Array.from({ length: max }, () => randomBytes(32).toString('hex'));
-  const parameters = [max, claimConfig(deps, lanes), JSON.stringify(tokens), deps.capacity.runningLimitsByPlan ? 1 : 0, DEFAULT_OWNER_SETTINGS.plan, Math.round(store.clockOffsetMs())];
+  const parameters = [
+    max,
+    claimConfig(deps, lanes),
+    JSON.stringify(tokens),
+    deps.capacity.runningLimitsByPlan ? 1 : 0,
+    DEFAULT_OWNER_SETTINGS.plan,
+    Math.round(store.clockOffsetMs()),
+    MAX_TURNS_PER_CLAIM,
+  ];
   const { rows } = await store.db.executeQuery(CompiledQuery.raw(CLAIM_CALL, parameters));
   // [[claimed rows], [summary row], OkPacket]
   const [claimed, summary] = rows as unknown as [ClaimedRow[], [{ passed_over: string; incomplete_pools: string }]];
