@@ -77,7 +77,8 @@ const EVERY_ROUTE: ClaimableRoutes = Object.freeze({ local: true, external: true
  * whose time has come; never one past its deadline; never one whose owner already has its running limit of that task
  * type running (`CapacityPolicy.runningLimit`: the owner is passed over, its operations stay as they are, attempts
  * unspent, and the claim serves the next owner). The new lease token has 256 bits from `crypto.randomBytes`. In one
- * short transaction (MariaDB; SQLite sends the same without the locking clauses):
+ * short transaction — on MariaDB one `CALL claim_operations_v1` that runs these steps server-side (docs/design.md §9);
+ * SQLite sends them one by one without the locking clauses:
  *
  * 1. the ready turns, a page at a time: `owner_turns` rows of the claimer's task types with `ready_at <= now`, in
  *    `served_at` order (`selectReadyTurns`: a plain read of one range of `owner_turns_type_turn_idx` per task type, merged),
@@ -101,7 +102,8 @@ const EVERY_ROUTE: ClaimableRoutes = Object.freeze({ local: true, external: true
  * one turn and one slot read per owner at its limit it passes over; never an owner's backlog (`npm run bench --
  * --fairness`, `test/operations/fair-claim-bounds.test.ts`). Owners passed over at their limit go to the back of the
  * line (`served_at = now`), so the next claims reach the others first; a claim reads on, page by page, until it has its
- * claims or no turn is left (`fair-claim.ts`, which holds the transaction).
+ * claims, no turn is left, or it has read `MAX_TURNS_PER_CLAIM` (256) turns (`fair-claim.ts`, which holds the
+ * transaction).
  *
  * Claims made in the same event-loop turn or while another claim of this process (same store, deps and routes) is in
  * its transaction share one transaction (a {@link GroupCommit}), each claimer getting its own row, lease and token.
