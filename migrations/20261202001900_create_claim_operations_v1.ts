@@ -122,9 +122,12 @@ turn: BEGIN
   END IF;
   SET v_n = JSON_LENGTH(v_cands);
   IF v_n = 0 THEN
-    -- Only a claimer that serves every lane of the task type knows the turn has nothing due.
+    -- Only a claimer that serves every lane of the task type knows the turn has nothing due, and retires it; one that
+    -- serves some lanes sends it to the back (served), so turns it cannot retire never pin the front against p_max_turns.
     IF v_lane_l + v_lane_x = JSON_VALUE(p_cfg, '$.all') THEN
       SET p_writes = JSON_MERGE_PRESERVE(p_writes, JSON_ARRAY(JSON_ARRAY(v_type, v_owner, 'R', v_seq)));
+    ELSE
+      SET p_writes = JSON_MERGE_PRESERVE(p_writes, JSON_ARRAY(JSON_ARRAY(v_type, v_owner, 'S', v_seq)));
     END IF;
     LEAVE turn;
   END IF;

@@ -4,6 +4,7 @@ import { MAX_TURNS_PER_CLAIM } from '../../lib/operations/lease/fair-claim.js';
 import { claimNextOperation, type ClaimedOperation } from '../../lib/operations/lease/claim-operation.js';
 import { cancelOperation } from '../../lib/operations/owner/owner-commands.js';
 import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
+import { allowListedTask } from '../support/ai-rig.js';
 import { testDeps } from '../support/fixtures.js';
 import { inTransaction } from '../../lib/db/transaction.js';
 import { markOwnersReady } from '../../lib/operations/lease/owner-turns.repository.js';
@@ -82,6 +83,25 @@ describe.each(IMPLEMENTATIONS)('the fair claim order: $name', ({ dialect, routin
     // The turns it read and found empty are retired; the rest (and the owner with work) wait for the next claim.
     expect(Number((await store.db.selectFrom('owner_turns').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst())?.n)).toBe(44 + 1);
     expect((await claimOne())?.operationId).toBe(id);
+  });
+
+  it.skipIf(skip)('a claimer serving only some lanes sends the empty turns it cannot retire to the back: they never pin the bound', async () => {
+    // Turns of a model task type with nothing due, ahead of an owner served before; a claimer whose external route is
+    // unavailable serves the local lane only, so it cannot know those turns are empty in both lanes.
+    deps.registry.register(allowListedTask);
+    const rows = Array.from({ length: MAX_TURNS_PER_CLAIM + 10 }, (_, i) => ({
+      task_type: allowListedTask.type,
+      owner_user_id: `dead-${String(i).padStart(4, '0')}`,
+      ready_at: '2000-01-01 00:00:00.000',
+      served_at: '1970-01-01 00:00:00.000',
+      work_seq: i,
+    }));
+    await store.db.insertInto('owner_turns').values(rows).execute();
+    const id = await admit('zzz', allowListedTask.type);
+    await store.db.updateTable('owner_turns').set({ served_at: '1980-01-01 00:00:00.000' }).where('owner_user_id', '=', 'zzz').execute();
+    const localOnly = () => claimNextOperation(new WorkerScope(store), deps, { local: true, external: false });
+    const claims = [await localOnly(), await localOnly()];
+    expect(claims.map((claim) => claim?.operationId ?? null)).toEqual([null, id]);
   });
 
   it.skipIf(skip)('a newly arrived owner goes before an owner just served', async () => {

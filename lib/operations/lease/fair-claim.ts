@@ -69,6 +69,8 @@ export class FairClaim {
   private readonly incomplete: Pool[] = [];
   /** Turns passed over at their running limit. */
   private readonly passedOver: OwnerTurn[] = [];
+  /** Turns with nothing due in the lanes this claimer serves, which it cannot retire: sent to the back (`served_at`). */
+  private readonly sentBack: OwnerTurn[] = [];
   /** Ready turns read so far (bounded by {@link MAX_TURNS_PER_CLAIM}). */
   private turnsRead = 0;
 
@@ -138,8 +140,11 @@ export class FairClaim {
     }
     const rows = await this.candidates(turn, lanes, slots.length);
     if (rows.length === 0) {
-      // Only a claimer that serves every lane of the task type knows the turn has nothing due.
+      // Only a claimer that serves every lane of the task type knows the turn has nothing due, and retires it. One that
+      // serves some lanes sends the turn to the back of the line instead (`served_at = now`), so turns it cannot retire
+      // never pin the front of the line against the bound on turns read (MAX_TURNS_PER_CLAIM).
       if (lanes.length === this.lanesOf(turn.taskType)) this.retired.push(turn);
+      else this.sentBack.push(turn);
       return 0;
     }
     const mine: OperationRow[] = [];
@@ -195,7 +200,7 @@ export class FairClaim {
     );
     const writes = new Map<string, { turn: OwnerTurn; write: 'served' | 'retired' }>();
     for (const turn of this.retired) writes.set(keyOf(turn), { turn, write: 'retired' });
-    for (const turn of this.passedOver) writes.set(keyOf(turn), { turn, write: 'served' });
+    for (const turn of [...this.sentBack, ...this.passedOver]) writes.set(keyOf(turn), { turn, write: 'served' });
     for (const turn of this.served.values()) writes.set(keyOf(turn), { turn, write: 'served' });
     for (const { turn, write } of [...writes.values()].sort((a, b) => byKey(a.turn, b.turn))) {
       await (write === 'served' ? markServed(this.tx, turn) : retireTurn(this.tx, turn));
