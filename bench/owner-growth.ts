@@ -120,10 +120,10 @@ type Deps = ReturnType<typeof sequentialDeps>;
  * it (both timed), then completes it (untimed), so every round starts with nothing queued. The ratio is each path's
  * mean per call, large ÷ small.
  *
- * What the mean counts that the median does not: an owner's turn row stays after its last run until a claim passes it
- * with nothing due and deletes it, so every filled owner's turn is ready, and the first claims of an arm walk past up
- * to all of them (one running-slot read, one candidate read and one delete each) before they reach the admitted
- * owner — a cost that grows with the owners and lands on a few claims (`ownerTurns` shows the rows they deleted).
+ * An owner's turn row goes with its last operation (the completion retires it, docs/design.md §4), so owner 0 leaves
+ * none to clone and the filled owners hold no turns: `ownerTurns` shows that (before and after the timed rounds, both
+ * zero when nothing is left behind). A turn left behind would be ready ahead of the admitted owner, and the first
+ * claims of an arm would walk past up to 256 such turns each.
  */
 export async function runOwnerGrowth(options: OwnerGrowthOptions): Promise<OwnerGrowthResult> {
   const cleanups = options.cleanups ?? noCleanups;

@@ -84,7 +84,7 @@ export async function processWakeup(deps: WorkerDeps, remainingMs: () => number,
 
 /**
  * Whether the claim's owner has a due operation of its task type: what the completion saw, when it looked (MariaDB's
- * `complete_operations_v1` answers it in the same round trip), else one probe (`hasDueOperation`). Best effort: the
+ * `complete_operations_v2` answers it in the same round trip), else one probe (`hasDueOperation`). Best effort: the
  * run's outcome is already written, so a failed probe (the database unreachable) is logged and answered true — one
  * hint too many is harmless, one too few would leave the work to the sweeper's re-send.
  */

@@ -22,7 +22,7 @@ const FAILURES: readonly { readonly name: string; readonly write: (scope: Scope,
   { name: 'an external fallback', write: (scope, claim) => fallBackToExternal(scope, claim, 'local route down', 120_000) },
 ];
 
-// A conformance suite: the same races for `fail_attempt_v1` and the in-process `failAttempt` (docs/design.md §9).
+// A conformance suite: the same races for `fail_attempt_v2` and the in-process `failAttempt` (docs/design.md §9).
 describe.each(IMPLEMENTATIONS)('the owner cancel wins over a concurrent failure: $name', ({ dialect, routines }) => {
   const skip = dialect === 'mariadb' && !hasMariadb();
   let t: TestDatabase;

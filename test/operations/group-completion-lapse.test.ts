@@ -24,7 +24,7 @@ import type { Store } from '../../lib/db/store.js';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
 
 // The in-process group (SQLite; MariaDB with its routines off) reads the clock once per statement, so a lease can
-// lapse between its lock and its update; `complete_operations_v1` decides both with one "now" and cannot, so the
+// lapse between its lock and its update; `complete_operations_v2` decides both with one "now" and cannot, so the
 // routine's case is a group whose leases lapsed before it ran.
 describe.each(DIALECTS)('a completion group whose leases lapse between its lock and its update, on %s', (dialect) => {
   const skip = dialect === 'mariadb' && !hasMariadb();
@@ -59,7 +59,7 @@ describe.each(DIALECTS)('a completion group whose leases lapse between its lock 
   });
 });
 
-describe.skipIf(!hasMariadb())('a completion group whose leases lapsed before it ran, on mariadb (complete_operations_v1)', () => {
+describe.skipIf(!hasMariadb())('a completion group whose leases lapsed before it ran, on mariadb (complete_operations_v2)', () => {
   let t: TestDatabase;
   beforeAll(async () => {
     t = await createTestDatabase('mariadb');

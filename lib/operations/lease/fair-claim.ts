@@ -8,7 +8,7 @@ import { claimLocked } from '../lifecycle/transitions.js';
 import { taskPolicy } from '../operation-policy.js';
 import { selectClaimCandidates, type OperationRow } from '../store/operation.repository.js';
 import type { ClaimDeps, ClaimedOperation } from './claim-operation.js';
-import { markServed, retireTurn, selectReadyTurns, type OwnerTurn, type TurnCursor } from './owner-turns.repository.js';
+import { markServed, retireTurn, selectReadyTurns, turnKeyOrder, type OwnerTurn, type TurnCursor } from './owner-turns.repository.js';
 
 /**
  * One claim transaction in the fair order (docs/design.md §4 "Fair share"); `claimNextOperation` documents the order,
@@ -202,7 +202,7 @@ export class FairClaim {
     for (const turn of this.retired) writes.set(keyOf(turn), { turn, write: 'retired' });
     for (const turn of [...this.sentBack, ...this.passedOver]) writes.set(keyOf(turn), { turn, write: 'served' });
     for (const turn of this.served.values()) writes.set(keyOf(turn), { turn, write: 'served' });
-    for (const { turn, write } of [...writes.values()].sort((a, b) => byKey(a.turn, b.turn))) {
+    for (const { turn, write } of [...writes.values()].sort((a, b) => turnKeyOrder(a.turn, b.turn))) {
       await (write === 'served' ? markServed(this.tx, turn) : retireTurn(this.tx, turn));
     }
     for (const turn of this.passedOver) this.deps.metrics?.count(MetricName.ClaimSkippedOwnerAtLimit, 1, { taskType: turn.taskType });
@@ -216,16 +216,7 @@ function keyOf(turn: OwnerTurn): string {
 
 /** Turn order: least recently served first, then task type, then owner. */
 function turnOrder(a: OwnerTurn, b: OwnerTurn): number {
-  return a.servedAt < b.servedAt ? -1 : a.servedAt > b.servedAt ? 1 : byKey(a, b);
-}
-
-/**
- * Primary-key order of turn rows, as the database orders them (`utf8mb4_nopad_bin`: by UTF-8 bytes, which is code point
- * order) — not JavaScript's `<`, which compares UTF-16 code units and puts an astral character (😀) before U+E000–U+FFFF
- * (！): concurrent claimers, the stored procedure's and `markOwnersReady`'s writes must lock turn rows in one order.
- */
-function byKey(a: OwnerTurn, b: OwnerTurn): number {
-  return Buffer.compare(Buffer.from(a.taskType), Buffer.from(b.taskType)) || Buffer.compare(Buffer.from(a.ownerUserId), Buffer.from(b.ownerUserId));
+  return a.servedAt < b.servedAt ? -1 : a.servedAt > b.servedAt ? 1 : turnKeyOrder(a, b);
 }
 
 /** The claim of one locked candidate: a new lease token, the lease length of its task type. */

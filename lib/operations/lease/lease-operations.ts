@@ -95,7 +95,7 @@ const NOT_LOOKED: CompletionResult = Object.freeze({ ownerHasDueWork: undefined 
  * (`SKIP LOCKED`: a row another transaction holds is never waited for — that completion goes alone, after the group,
  * and so does one whose lease is lost, to get its own {@link LeaseLostError}); then one guarded UPDATE, their
  * notifications and the release of their capacity, all or nothing (`completeUnderLease`). On MariaDB the whole group is
- * one round trip, `CALL complete_operations_v1` (`caps.serverRoutines`; docs/design.md §9), which makes the same
+ * one round trip, `CALL complete_operations_v2` (`caps.serverRoutines`; docs/design.md §9), which makes the same
  * decision server-side and also answers which owners still have due work; SQLite runs the statements here.
  */
 async function completeTogether(group: readonly PendingCompletion[]): Promise<(CompletionResult | typeof GO_ALONE)[]> {
@@ -132,7 +132,7 @@ function resultsOf(leases: readonly ClaimedOperation[], held: readonly string[],
 
 /**
  * One completion in its own transaction, with the task's published result (if any) in the same transaction. Without a
- * result to publish, on MariaDB, one `CALL complete_operations_v1` that waits for the row's lock (as the guarded
+ * result to publish, on MariaDB, one `CALL complete_operations_v2` that waits for the row's lock (as the guarded
  * UPDATE would); with one, or on SQLite, the statements here.
  * @throws {LeaseLostError} when the lease is gone; nothing changed and nothing was published.
  */
@@ -181,7 +181,7 @@ function completionGroupOf(store: Store): GroupCommit<PendingCompletion, Complet
  * waits on a row another transaction holds; a completion whose lease is lost or whose row is held elsewhere completes
  * alone, after the group, and a lost lease throws only for its own operation. A lone completion waits one event-loop
  * turn (or, when two groups are committing, for one of them). On MariaDB a group, and a completion alone without a
- * published result, is one round trip (`complete_operations_v1`).
+ * published result, is one round trip (`complete_operations_v2`).
  * @returns whether the owner still has due work of the task type, when the completion looked (see {@link CompletionResult}).
  * @throws {LeaseLostError} when the lease is gone; nothing changed and nothing was published.
  * @throws whatever `completion.publish` throws; nothing changed.
@@ -229,7 +229,7 @@ export async function recordFailedAttempt(
   wakeAfterMs: number,
 ): Promise<FailureOutcome> {
   assertLeaseInScope(scope, lease);
-  // On MariaDB one round trip, `CALL fail_attempt_v1` (docs/design.md §9): the same decision as `failAttempt`.
+  // On MariaDB one round trip, `CALL fail_attempt_v2` (docs/design.md §9): the same decision as `failAttempt`.
   const status = await viaRoutine(
     scope.store,
     () => callFailAttempt(scope.store, lease, decided, message, wakeAfterMs),

@@ -57,6 +57,15 @@ export async function markOwnersReady(ctx: TxContext, operationIds: readonly str
     ON CONFLICT (task_type, owner_user_id) DO UPDATE SET ready_at = min(owner_turns.ready_at, excluded.ready_at), work_seq = owner_turns.work_seq + 1`.execute(ctx.db);
 }
 
+/**
+ * Primary-key order of turn rows, as the database orders them (`utf8mb4_nopad_bin`: by UTF-8 bytes, which is code point
+ * order) — not JavaScript's `<`, which compares UTF-16 code units and puts an astral character (😀) before U+E000–U+FFFF
+ * (！): concurrent claimers, the stored procedures and every writer here must lock turn rows in one order.
+ */
+export function turnKeyOrder(a: Pick<OwnerTurn, 'taskType' | 'ownerUserId'>, b: Pick<OwnerTurn, 'taskType' | 'ownerUserId'>): number {
+  return Buffer.compare(Buffer.from(a.taskType), Buffer.from(b.taskType)) || Buffer.compare(Buffer.from(a.ownerUserId), Buffer.from(b.ownerUserId));
+}
+
 /** Where a page of {@link selectReadyTurns} starts: after this pair of the same task type in turn order. */
 export interface TurnCursor {
   readonly servedAt: string;
@@ -121,4 +130,34 @@ export async function retireTurn(ctx: TxContext, turn: OwnerTurn): Promise<void>
     .where('owner_user_id', '=', turn.ownerUserId)
     .where('work_seq', '=', turn.workSeq)
     .execute();
+}
+
+/**
+ * After the listed operations moved to a terminal state in the caller's transaction: deletes the turn of each of their
+ * (task type, owner) pairs that has nothing claimable left (no `claim_lane` `L`/`X` row inside its deadline), so a
+ * finished owner's turn does not wait at the front of the claim order until a claim reads it (docs/design.md §4). Per
+ * pair, in key order: one read of the pairs' `work_seq` together with the check (one statement, one snapshot), then
+ * on MariaDB a lock of each turn still at that `work_seq` (`FOR UPDATE SKIP LOCKED`: a turn another transaction holds —
+ * a concurrent completion of the same owner, an admission making it ready — is left to it, never waited for), then
+ * the delete. A pair made ready meanwhile (an admission that committed after the read bumped `work_seq`) keeps its
+ * turn; one whose admission commits after the delete inserts a fresh row. Its cost is the pairs' claimable rows inside
+ * the range `operations_owner_claim_idx` gives (none, typically) and a primary-key lock and delete each.
+ */
+export async function retireIdleTurns(ctx: TxContext, operationIds: readonly string[]): Promise<void> {
+  if (operationIds.length === 0) return;
+  const mariadb = isMariadb(ctx);
+  const now = ctx.timeAt();
+  const claimable = mariadb ? sql`operations d FORCE INDEX (operations_owner_claim_idx)` : sql`operations d`;
+  const { rows } = await sql<{ task_type: string; owner_user_id: string; work_seq: number | string }>`
+    SELECT t.task_type, t.owner_user_id, t.work_seq
+    FROM (SELECT DISTINCT task_type, owner_user_id FROM operations WHERE id IN (${sql.join(operationIds)})) p
+    JOIN owner_turns t ON t.task_type = p.task_type AND t.owner_user_id = p.owner_user_id
+    WHERE NOT EXISTS (SELECT 1 FROM ${claimable} WHERE d.claim_lane IN ('L', 'X') AND d.task_type = p.task_type
+      AND d.owner_user_id = p.owner_user_id AND d.deadline_at > ${now})`.execute(ctx.db);
+  const idle = rows.map((row) => ({ taskType: row.task_type, ownerUserId: row.owner_user_id, workSeq: Number(row.work_seq) })).sort(turnKeyOrder);
+  for (const turn of idle) {
+    const guard = ctx.db.selectFrom('owner_turns').select('work_seq').where('task_type', '=', turn.taskType).where('owner_user_id', '=', turn.ownerUserId).where('work_seq', '=', turn.workSeq);
+    if (mariadb && !(await guard.forUpdate().skipLocked().executeTakeFirst())) continue;
+    await ctx.db.deleteFrom('owner_turns').where('task_type', '=', turn.taskType).where('owner_user_id', '=', turn.ownerUserId).where('work_seq', '=', turn.workSeq).execute();
+  }
 }

@@ -3,12 +3,12 @@ import type { Store } from '../../db/store.js';
 import type { LeaseKey } from '../store/operation.repository.js';
 
 /**
- * The call of `complete_operations_v1` (migrations/20261202001700_create_complete_operations_v1.ts; docs/design.md
+ * The call of `complete_operations_v2` (migrations/20261202002300_create_turn_retiring_routines_v2.ts; docs/design.md
  * §9): fixed text, compiled once; the leases go as one JSON parameter, inline in the one text packet (mysql2 `query`:
  * no server-side prepared statement). A group of 32 leases is about 4.5 KB, well under the 16 KB of statement text
  * above which RDS Proxy pins a session.
  */
-export const COMPLETE_CALL = 'CALL complete_operations_v1(?, ?, ?)';
+export const COMPLETE_CALL = 'CALL complete_operations_v2(?, ?, ?)';
 
 /**
  * What the routine did: `held` — the ids it moved to `succeeded` (the listed leases that held and were not locked by
@@ -20,8 +20,8 @@ export type CompleteCallOutcome =
   | { readonly outcome: 'lapsed' };
 
 /**
- * Runs `complete_operations_v1` once (one round trip): `running → succeeded` for the listed leases that hold, with
- * their notifications and capacity, in one transaction. `locks`: `skip` leaves out rows another transaction holds (a
+ * Runs `complete_operations_v2` once (one round trip): `running → succeeded` for the listed leases that hold, with
+ * their notifications, capacity and idle turns, in one transaction. `locks`: `skip` leaves out rows another transaction holds (a
  * group, whose left-out members go alone), `wait` waits for them (a completion alone).
  * @throws the driver's error for anything the routine re-raised (a deadlock is 1213: `caps.isTransient`).
  * @throws {Error} when the answer is not one the routine gives.
@@ -35,5 +35,5 @@ export async function callCompleteOperations(store: Store, leases: readonly Leas
   if (answer?.completion_outcome === 'completed' && typeof answer.held === 'string' && typeof answer.due === 'string') {
     return { outcome: 'completed', held: JSON.parse(answer.held) as string[], due: JSON.parse(answer.due) as string[] };
   }
-  throw new Error(`complete_operations_v1 answered ${JSON.stringify(answer)}`);
+  throw new Error(`complete_operations_v2 answered ${JSON.stringify(answer)}`);
 }

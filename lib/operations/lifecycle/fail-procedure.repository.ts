@@ -7,13 +7,13 @@ import type { LeaseKey } from '../store/operation.repository.js';
 import type { UncancelledOutcome } from './attempt-outcome.js';
 
 /**
- * The call of `fail_attempt_v1` (migrations/20261202002100_create_fail_attempt_v1.ts; docs/design.md §9): fixed text,
+ * The call of `fail_attempt_v2` (migrations/20261202002300_create_turn_retiring_routines_v2.ts; docs/design.md §9): fixed text,
  * compiled once, parameters inline in the one text packet (mysql2 `query`: no server-side prepared statement).
  */
-export const FAIL_CALL = `CALL fail_attempt_v1(${Array.from({ length: 12 }, () => '?').join(', ')})`;
+export const FAIL_CALL = `CALL fail_attempt_v2(${Array.from({ length: 12 }, () => '?').join(', ')})`;
 
 /**
- * Runs `fail_attempt_v1` once (one round trip): the decided outcome under the lease while no cancel is recorded, else
+ * Runs `fail_attempt_v2` once (one round trip): the decided outcome under the lease while no cancel is recorded, else
  * `cancelled`; null when the lease is gone (nothing changed). The same decision as `failAttempt` (transitions.ts).
  * `message` is truncated to the column's bound here, as `failAttempt` does. `retryInMs` / `waitingWakeMs` in ms.
  * @throws the driver's error for anything the routine re-raised (a deadlock is 1213: `caps.isTransient`).
@@ -44,5 +44,5 @@ export async function callFailAttempt(
   if (outcome === 'lost') return null;
   if (outcome === 'cancelled') return outcome;
   if (outcome === decided.status) return decided.status;
-  throw new Error(`fail_attempt_v1 answered ${JSON.stringify(outcome)}`);
+  throw new Error(`fail_attempt_v2 answered ${JSON.stringify(outcome)}`);
 }

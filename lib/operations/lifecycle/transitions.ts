@@ -2,7 +2,7 @@ import { releaseCapacity } from '../../capacity/capacity.js';
 import type { DbContext, TxContext } from '../../db/database.js';
 import { FieldLimits, truncate } from '../../validation/field-limits.js';
 import { insertTerminalNotifications } from '../store/notification.repository.js';
-import { markOwnersReady } from '../lease/owner-turns.repository.js';
+import { markOwnersReady, retireIdleTurns } from '../lease/owner-turns.repository.js';
 import type { LeaseKey, NewOperation, OperationRow } from '../store/operation.repository.js';
 import type { AttemptOutcome, UncancelledOutcome } from './attempt-outcome.js';
 import { FailureCode } from './failure-code.js';
@@ -31,7 +31,9 @@ import { CLAIMABLE_STATUSES, isTerminal, TRANSITIONS, type OperationEvent, type 
  * 3. writes the consequences the table's shape implies, in the same transaction: a move to a terminal state writes
  *    exactly one terminal notification, releases every capacity slot and clears the lease; a move from `running` back
  *    to a waiting state clears the lease and gives back the execution slots (route, owner running), keeping the
- *    admission slots; a move into a claimable state (and `admit`) makes its owner's turn ready (`markOwnersReady`:
+ *    admission slots; a terminal move of the worker's or the owner's (not the sweeper's, whose batches may all be
+ *    one owner's: its turns are left to the claims, which retire the empty turns they read) also deletes the owner's
+ *    turn when nothing of the pair is claimable any more (`retireIdleTurns`); a move into a claimable state (and `admit`) makes its owner's turn ready (`markOwnersReady`:
  *    the fair claim order, docs/design.md §4) from the row's `available_at` on.
  *
  * Nothing else in the code writes `operations.status`: the statements are in `lifecycle.repository.ts`, and only this
@@ -73,6 +75,7 @@ async function move(tx: TxContext, event: OperationEvent, target: StatusTarget, 
   if (terminal) {
     await insertTerminalNotifications(tx, ids);
     await releaseCapacity(tx, ids, 'all');
+    if (target.by !== 'ids') await retireIdleTurns(tx, ids);
   } else if (leavesRun) {
     await releaseCapacity(tx, ids, 'execution');
   }
