@@ -43,6 +43,7 @@ import * as m20261202_1500 from './20261202001500_create_admit_operation_v1.js';
 import * as m20261202_1700 from './20261202001700_create_complete_operations_v1.js';
 import * as m20261202_1900 from './20261202001900_create_claim_operations_v1.js';
 import * as m20261202_2100 from './20261202002100_create_fail_attempt_v1.js';
+import * as m20261202_2200 from './20261202002200_create_owner_capacity.js';
 import * as m20261202_2300 from './20261202002300_create_turn_retiring_routines_v2.js';
 
 /**
@@ -94,6 +95,7 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   '20261202001700_create_complete_operations_v1': m20261202_1700,
   '20261202001900_create_claim_operations_v1': m20261202_1900,
   '20261202002100_create_fail_attempt_v1': m20261202_2100,
+  '20261202002200_create_owner_capacity': m20261202_2200,
   '20261202002300_create_turn_retiring_routines_v2': m20261202_2300,
 });
 
