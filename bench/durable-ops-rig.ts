@@ -62,6 +62,7 @@ export interface RunCheck {
   readonly statuses: Readonly<Record<string, number>>;
   readonly notifications: number;
   readonly notifiedOperations: number;
+  /** Capacity slots held plus the owners' counter units (`owner_capacity` active + running) after the run: 0 when everything was given back. */
   readonly heldCapacitySlots: number;
   readonly lost: number;
   readonly doubleExecuted: number;
@@ -240,7 +241,9 @@ export class DurableOpsRig {
       const succeeded = new Set((succeededRows as { id: string }[]).map((r) => r.id));
       const [notificationRows] = await connection.query('SELECT COUNT(*) AS n, COUNT(DISTINCT operation_id) AS d FROM operation_notifications');
       const notified = (notificationRows as { n: number; d: number }[])[0];
-      const [slotRows] = await connection.query('SELECT COUNT(*) AS n FROM capacity_slots WHERE operation_id IS NOT NULL');
+      const [slotRows] = await connection.query(
+        'SELECT (SELECT COUNT(*) FROM capacity_slots WHERE operation_id IS NOT NULL) + (SELECT COALESCE(SUM(active + running), 0) FROM owner_capacity) AS n',
+      );
       const lostAdmitted = admitted.filter((id) => !succeeded.has(id) || !this.executions.ran(id)).length;
       return {
         statuses,
@@ -265,7 +268,7 @@ export class DurableOpsRig {
     if (check.notifications !== expected || check.notifiedOperations !== expected) {
       problems.push(`${check.notifications} notifications for ${check.notifiedOperations} operations, expected ${expected}`);
     }
-    if (check.heldCapacitySlots !== 0) problems.push(`${check.heldCapacitySlots} capacity slots still held after every operation ended`);
+    if (check.heldCapacitySlots !== 0) problems.push(`${check.heldCapacitySlots} capacity slots or owner counter units still held after every operation ended`);
     if (this.warnings.length > 0) problems.push(`${this.warnings.length} warnings logged, first: ${this.warnings[0]}`);
     if (this.errors.length > 0) problems.push(`${this.errors.length} errors retried, first: ${this.errors[0]}`);
     return problems;

@@ -88,10 +88,11 @@ class Gate {
  * The same schema (migrated, with its stored procedures), the same load and concurrency as the durable-ops phase, the
  * same three round trips per step the library makes on MariaDB (docs/design.md §9), on bare mysql2 (READ COMMITTED
  * sessions, as `openStore`), their constant parameters built once by the library's own builders:
- * - admission: one `CALL admit_operation_v1` (owner recheck, insert, turn, owner and global slot), then a wake-up;
+ * - admission: one `CALL admit_operation_v2` (owner recheck, insert, the owner's counter, turn, global slot), then a
+ *   wake-up;
  * - a worker takes wake-ups in full groups of {@link FLOOR_GROUP} (32, the library's largest group), claims that many in
- *   one `CALL claim_operations_v1` (the fair order, running slots, turn writes) and completes them in one
- *   `CALL complete_operations_v1` (guarded update, notifications, capacity release, the owners' due work), at most
+ *   one `CALL claim_operations_v2` (the fair order, running counters, turn writes) and completes them in one
+ *   `CALL complete_operations_v2` (guarded update, notifications, capacity release, idle turns, the owners' due work), at most
  *   {@link FLOOR_IN_FLIGHT} of each at once, as one library process.
  * So it sends no more statements and commits no more often per operation than durable-ops does, and spends none of its
  * CPU on library code: durable-ops cannot beat it on the same machine, whatever its code does — only other statements
@@ -148,7 +149,7 @@ export async function runFloor(options: FloorOptions): Promise<FloorResult> {
       const [answer] = await call(ADMIT_CALL, [
         id, owner, BENCH_TASK_TYPE, `bench-${i}`, createHash('sha256').update(String(i)).digest('hex'), BENCH_SUBJECT_TYPE, `s-${i}`,
         JSON.stringify({ i }), 0, 3, 900_000, 60_000, 0, randomInt(2 ** 47), 0, 'free', 1, 'local_only', plans, perOwnerLimit.global,
-        `owner:${BENCH_TASK_TYPE}:${owner}`, `global:${BENCH_TASK_TYPE}`, `running:${BENCH_TASK_TYPE}:${owner}`,
+        `global:${BENCH_TASK_TYPE}`,
       ]);
       if (answer?.[0]?.admission_outcome !== 'admitted') throw new Error(`admission answered ${String(answer?.[0]?.admission_outcome)}`);
       wakeups.add(id);
@@ -202,7 +203,8 @@ export async function runFloor(options: FloorOptions): Promise<FloorResult> {
     const [[check]] = await pool.query<RowDataPacket[]>(
       `SELECT (SELECT COUNT(*) FROM operations WHERE status = 'succeeded') AS succeeded,
               (SELECT COUNT(DISTINCT operation_id) FROM operation_notifications) AS notified,
-              (SELECT COUNT(*) FROM capacity_slots WHERE operation_id IS NOT NULL) AS held`,
+              (SELECT COUNT(*) FROM capacity_slots WHERE operation_id IS NOT NULL)
+                + (SELECT COALESCE(SUM(active + running), 0) FROM owner_capacity) AS held`,
     );
     const succeeded = Number(check?.succeeded ?? 0);
     const lost = options.ops - succeeded;
@@ -210,7 +212,7 @@ export async function runFloor(options: FloorOptions): Promise<FloorResult> {
     if (lost > 0) problems.push(`${lost} operations not succeeded`);
     if (doubleExecuted > 0) problems.push(`${doubleExecuted} operations claimed more than once`);
     if (Number(check?.notified ?? 0) !== succeeded) problems.push(`${String(check?.notified)} operations notified, ${succeeded} succeeded`);
-    if (Number(check?.held ?? 0) !== 0) problems.push(`${String(check?.held)} capacity slots still held`);
+    if (Number(check?.held ?? 0) !== 0) problems.push(`${String(check?.held)} capacity slots or owner counter units still held`);
     return {
       ops: options.ops,
       seconds,

@@ -36,7 +36,7 @@ export interface OwnerGrowthOptions {
 }
 
 /** The tables of per-owner capacity and claim-order state: what one owner costs besides its operations. */
-const CAPACITY_TABLES = ['capacity_slots', 'owner_turns', 'admission_buckets'] as const;
+const CAPACITY_TABLES = ['capacity_slots', 'owner_capacity', 'owner_turns', 'admission_buckets'] as const;
 
 /** What the per-owner capacity state of the compared arm takes, right after its fill. */
 export interface CapacityFootprint {
@@ -47,9 +47,9 @@ export interface CapacityFootprint {
   readonly rows: Readonly<Record<(typeof CAPACITY_TABLES)[number], number>>;
   /** `data_length + index_length` of each table (information_schema, after `ANALYZE TABLE`), in bytes. */
   readonly bytes: Readonly<Record<(typeof CAPACITY_TABLES)[number], number>>;
-  /** All three tables' rows ÷ owners ÷ task types. */
+  /** All the tables' rows ÷ owners ÷ task types. */
   readonly rowsPerOwnerPerTaskType: number;
-  /** All three tables' bytes ÷ owners. */
+  /** All the tables' bytes ÷ owners. */
   readonly bytesPerOwner: number;
 }
 
@@ -110,8 +110,8 @@ type Deps = ReturnType<typeof sequentialDeps>;
 /**
  * Cost growth with owners. Two databases, one with `smallOwners` owners and one with `largeOwners`, each owner with
  * history — `historyPerOwner` finished operations (`fillHistory`) — and the state an owner that has admitted before
- * leaves behind: owner 0 admits, is claimed and completes through the library (its owner and running pools' slot rows,
- * its `owner_turns` row, an admission bucket where the task type has a rate), and those rows are cloned for every other
+ * leaves behind: owner 0 admits, is claimed and completes through the library (its `owner_capacity` counter row, an
+ * admission bucket where the task type has a rate, any `owner_turns` row), and those rows are cloned for every other
  * owner with bulk `INSERT … SELECT`s, the owner id swapped in — so the filled rows are exactly what the library wrote.
  * The limits are a default deployment's ({@link deployedCapacity}).
  *

@@ -136,9 +136,9 @@ export interface Headline {
   readonly ownerGrowthRatio: number;
   /** Owners of the owner-growth phase's large arm (100,000; quick: 10,000). */
   readonly ownerGrowthOwners: number;
-  /** Bytes (data + indexes) of `capacity_slots`, `owner_turns` and `admission_buckets` per owner. */
+  /** Bytes (data + indexes) of `capacity_slots`, `owner_capacity`, `owner_turns` and `admission_buckets` per owner. */
   readonly capacityBytesPerOwner: number;
-  /** Rows of those three tables per owner per task type. */
+  /** Rows of those four tables per owner per task type. */
   readonly capacityRowsPerOwnerPerTaskType: number;
   /** Admission cost (mean per call) with the task type's global pool 90 % held ÷ with it empty. */
   readonly occupancyCostRatio: number;
@@ -409,7 +409,7 @@ export function renderTable(r: BenchResults): string {
       ? `| owner growth ${fmt(og.large.owners)} ÷ ${fmt(og.small.owners)} owners (mean per call): admission / claim | ` +
         `${fmt(og.admission.ratio, 2)}× / ${fmt(og.claim.ratio, 2)}× (medians ${fmt(og.admission.medianRatio, 2)}× / ${fmt(og.claim.medianRatio, 2)}×) |`
       : '| owner growth | n/a |',
-    `| capacity state per owner (capacity_slots, owner_turns, admission_buckets): rows per task type / bytes | ` +
+    `| capacity state per owner (capacity_slots, owner_capacity, owner_turns, admission_buckets): rows per task type / bytes | ` +
       `${fmt(h.capacityRowsPerOwnerPerTaskType, 2)} / ${fmt(h.capacityBytesPerOwner)} |`,
     oc
       ? `| occupancy: admission with the global pool ${fmt(oc.heldShare * 100)} % held ÷ empty (mean per call) | ${fmt(oc.occupancyCostRatio, 2)}× (median ${fmt(oc.admission.medianRatio, 2)}×) |`
@@ -501,8 +501,8 @@ export function renderTable(r: BenchResults): string {
       row('claim', og.claim, 'claim'),
       '',
       `owner_turns rows before → after the timed rounds: ${fmt(og.small.ownerTurns.before)} → ${fmt(og.small.ownerTurns.after)} and ` +
-        `${fmt(og.large.ownerTurns.before)} → ${fmt(og.large.ownerTurns.after)} (a claim deletes the turns it passes that have nothing due). ` +
-        `Capacity state of ${fmt(f.owners)} owners: ${fmt(f.rows.capacity_slots)} slot rows, ${fmt(f.rows.owner_turns)} turn rows, ` +
+        `${fmt(og.large.ownerTurns.before)} → ${fmt(og.large.ownerTurns.after)} (a completion deletes its owner's turn when nothing of it is left; a claim, the turns it passes that have nothing due). ` +
+        `Capacity state of ${fmt(f.owners)} owners: ${fmt(f.rows.capacity_slots)} slot rows, ${fmt(f.rows.owner_capacity)} counter rows, ${fmt(f.rows.owner_turns)} turn rows, ` +
         `${fmt(f.rows.admission_buckets)} bucket rows, ${fmt(mib, 1)} MiB = ${fmt(f.rowsPerOwnerPerTaskType, 2)} rows and ${fmt(f.bytesPerOwner)} bytes per owner.`,
     );
   }

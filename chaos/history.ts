@@ -93,6 +93,11 @@ export interface ChaosHistory {
   /** Held capacity slots: pool key and holder. */
   readonly capacity: ReadonlyArray<{ readonly poolKey: string; readonly operationId: string }>;
   /**
+   * The owners' capacity counters (`owner_capacity`). Absent in histories recorded while per-owner capacity was slot
+   * rows (`owner:…`, `running:…` in `capacity`): then those slots are checked instead.
+   */
+  readonly ownerCapacity?: ReadonlyArray<{ readonly taskType: string; readonly ownerUserId: string; readonly active: number; readonly running: number }>;
+  /**
    * Every call the chaos task made to the external service, in arrival order. Absent in histories recorded before the
    * harness had the service (then there is nothing to check against the leases).
    */
@@ -131,6 +136,7 @@ export async function readHistory(store: Store, admitted: readonly AdmittedRecor
   const notifications = await typed.selectFrom('operation_notifications').select(['operation_id', 'owner_user_id', 'cycle', 'status']).execute();
   const transitions = await db.selectFrom('chaos_transitions').selectAll().orderBy('seq').execute();
   const capacity = await typed.selectFrom('capacity_slots').select(['pool_key', 'operation_id']).where('operation_id', 'is not', null).execute();
+  const ownerCapacity = await typed.selectFrom('owner_capacity').selectAll().execute();
   return {
     readAtMs: ms(now.rows[0]?.now ?? null) ?? Date.now(),
     admitted,
@@ -164,6 +170,7 @@ export async function readHistory(store: Store, admitted: readonly AdmittedRecor
     })),
     externalCalls,
     capacity: capacity.map((c) => ({ poolKey: c.pool_key, operationId: c.operation_id as string })),
+    ownerCapacity: ownerCapacity.map((c) => ({ taskType: c.task_type, ownerUserId: c.owner_user_id, active: Number(c.active), running: Number(c.running) })),
     chains: await verifyAllChains(store),
   };
 }

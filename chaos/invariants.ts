@@ -13,7 +13,7 @@ export const INVARIANTS = Object.freeze({
   noWriteAfterTakeover: 'no lease-token write succeeded after its lease was taken over',
   noCallAfterLeaseEnd: 'no external call of an attempt arrives after its lease ended',
   oneNotificationPerTerminal: 'exactly one notification per terminal transition, to the owner',
-  capacityMatchesActive: "capacity reservations equal the active operations, in their owner's pools (running ones: one running slot)",
+  capacityMatchesActive: "capacity reservations equal the active operations: their global slots, their owner's counters (active, running)",
   chainsVerify: 'every recovery-ledger chain verifies',
 } as const);
 /** The name of one of the {@link INVARIANTS}. */
@@ -281,20 +281,50 @@ function checkExternalCalls(
   return closest;
 }
 
-function checkCapacity(operation: OperationRecord, pools: readonly string[], out: Violation[]): void {
+/**
+ * One operation's slots. With counters (`counted`: the history has `ownerCapacity`), an active operation holds one
+ * global slot and no per-owner slot row; recorded before counters, one owner and one global slot, and one running slot
+ * of its owner exactly while it runs. Either way at most one route slot, only while running.
+ */
+function checkCapacity(operation: OperationRecord, pools: readonly string[], counted: boolean, out: Violation[]): void {
   const v = (detail: string) => out.push({ invariant: 'capacityMatchesActive', operationId: operation.id, detail });
   const kinds = pools.map((p) => p.split(':')[0] ?? p);
   const admission = kinds.filter((k) => k !== 'route' && k !== 'running').sort();
   const routes = kinds.filter((k) => k === 'route').length;
   const running = kinds.filter((k) => k === 'running').length;
-  const expected = isActive(operation.status) ? ['global', 'owner'] : [];
-  if (admission.join(',') !== expected.join(',')) v(`${operation.status} holds [${pools.join(', ')}], expected ${expected.length ? 'one owner and one global slot' : 'none'}`);
+  const expected = !isActive(operation.status) ? [] : counted ? ['global'] : ['global', 'owner'];
+  if (admission.join(',') !== expected.join(',')) v(`${operation.status} holds [${pools.join(', ')}], expected ${expected.length ? expected.map((k) => `one ${k}`).join(' and ') + ' slot' : 'none'}`);
   for (const pool of pools) {
     if ((pool.startsWith('owner:') || pool.startsWith('running:')) && !pool.endsWith(`:${operation.ownerUserId}`)) v(`holds ${pool}, not a pool of its owner ${operation.ownerUserId}`);
   }
   if (routes > (operation.status === 'running' ? 1 : 0)) v(`${operation.status} holds ${routes} route slot(s)`);
-  // The owner's running limit (docs/design.md §4, fair share): one running slot exactly while an attempt runs.
-  if (running !== (operation.status === 'running' ? 1 : 0)) v(`${operation.status} holds ${running} running slot(s)`);
+  // The owner's running limit (docs/design.md §4, fair share): one running slot exactly while an attempt runs — or,
+  // with counters, none (the owner's `running` counter counts it, checkOwnerCounters).
+  const expectedRunning = !counted && operation.status === 'running' ? 1 : 0;
+  if (running !== expectedRunning) v(`${operation.status} holds ${running} running slot(s)`);
+}
+
+/**
+ * The owners' counters (docs/design.md §4): summed over an owner's task types, `active` equals its active operations
+ * and `running` its running ones (an owner with nothing active counts nothing).
+ */
+function checkOwnerCounters(history: ChaosHistory, out: Violation[]): void {
+  if (!history.ownerCapacity) return;
+  const truth = new Map<string, { active: number; running: number }>();
+  const add = (map: Map<string, { active: number; running: number }>, owner: string, active: number, running: number) => {
+    const counts = map.get(owner) ?? { active: 0, running: 0 };
+    map.set(owner, { active: counts.active + active, running: counts.running + running });
+  };
+  for (const operation of history.operations) if (isActive(operation.status)) add(truth, operation.ownerUserId, 1, operation.status === 'running' ? 1 : 0);
+  const counted = new Map<string, { active: number; running: number }>();
+  for (const row of history.ownerCapacity) add(counted, row.ownerUserId, row.active, row.running);
+  for (const owner of new Set([...truth.keys(), ...counted.keys()])) {
+    const want = truth.get(owner) ?? { active: 0, running: 0 };
+    const got = counted.get(owner) ?? { active: 0, running: 0 };
+    if (want.active !== got.active || want.running !== got.running) {
+      out.push({ invariant: 'capacityMatchesActive', detail: `owner ${owner} counts ${got.active} active / ${got.running} running, has ${want.active} / ${want.running}` });
+    }
+  }
 }
 
 function checkLiveness(operation: OperationRecord, readAtMs: number, stuckAfterMs: number, out: Violation[]): void {
@@ -353,7 +383,7 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
     checkLiveness(operation, history.readAtMs, stuckAfterMs, out);
     checkRuns(operation, effectsOf.get(operation.id) ?? [], executions, out);
     checkNotifications(operation, transitions, notificationsOf.get(operation.id) ?? [], out);
-    checkCapacity(operation, (slotsOf.get(operation.id) ?? []).map((s) => s.poolKey), out);
+    checkCapacity(operation, (slotsOf.get(operation.id) ?? []).map((s) => s.poolKey), history.ownerCapacity !== undefined, out);
     const closest = checkExternalCalls(operation, transitions, callsOf.get(operation.id) ?? [], callMarginMs, out);
     if (closest !== null && (closestCallToExpiryMs === null || closest < closestCallToExpiryMs)) closestCallToExpiryMs = closest;
   }
@@ -363,6 +393,7 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
   for (const [operationId] of effectsOf) {
     if (!byId.has(operationId)) out.push({ invariant: 'effectOnce', operationId, detail: 'effect of an operation that does not exist' });
   }
+  checkOwnerCounters(history, out);
   for (const [operationId, slots] of slotsOf) {
     if (!byId.has(operationId)) out.push({ invariant: 'capacityMatchesActive', operationId, detail: `slots [${slots.map((s) => s.poolKey).join(', ')}] held by an operation that does not exist` });
   }

@@ -51,8 +51,9 @@ const retireIdleTurns = (ids: string) => `SELECT COALESCE(JSON_ARRAYAGG(JSON_ARR
 /**
  * `complete_operations_v2(leases, wait for locks 0|1, clock offset ms)`: `complete_operations_v1`'s contract
  * (migrations/20261202001700_create_complete_operations_v1.ts: parameters, locking, answer) plus one more consequence
- * in its transaction — the completed operations' turns are retired when their pair has nothing claimable left
- * ({@link retireIdleTurns}), as `move` does in-process. `v1` stays for a release that still calls it and is dropped
+ * in its transaction — the owners' capacity counters (`owner_capacity`: `active` and `running` down by the operations
+ * completed, in key order) instead of per-owner slot rows, and the completed operations' turns retired when their pair
+ * has nothing claimable left ({@link retireIdleTurns}), as `move` does in-process. `v1` stays for a release that still calls it and is dropped
  * by a later one (expand/contract, docs/design.md §9).
  */
 const COMPLETE_OPERATIONS = `CREATE PROCEDURE complete_operations_v2(
@@ -70,6 +71,7 @@ completion: BEGIN
   DECLARE v_due TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin DEFAULT '[]';
   DECLARE v_idle TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin DEFAULT '[]';
   DECLARE v_locked TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin DEFAULT '[]';
+  DECLARE v_pairs TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin DEFAULT '[]';
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
     ROLLBACK;
@@ -97,6 +99,14 @@ completion: BEGIN
       FROM ${HELD} AS h JOIN operations o FORCE INDEX (PRIMARY) ON o.id = h.id;
     UPDATE ${HELD} AS h STRAIGHT_JOIN capacity_slots s FORCE INDEX (capacity_slots_holder_idx) ON s.operation_id = h.id
       SET s.operation_id = NULL, s.reserved_at = NULL;
+    -- The owners' counters (each completed operation was active and running), in key order, before their turns.
+    SELECT COALESCE(JSON_ARRAYAGG(JSON_ARRAY(x.task_type, x.owner_user_id, x.n) ORDER BY x.task_type, x.owner_user_id), '[]') INTO v_pairs
+      FROM (SELECT o.task_type, o.owner_user_id, COUNT(*) AS n FROM ${HELD} AS h STRAIGHT_JOIN operations o FORCE INDEX (PRIMARY) ON o.id = h.id
+        GROUP BY o.task_type, o.owner_user_id) AS x;
+    UPDATE JSON_TABLE(v_pairs, '$[*]' COLUMNS (task_type VARCHAR(64) ${TEXT} PATH '$[0]', owner_user_id VARCHAR(128) ${TEXT} PATH '$[1]',
+        n INT PATH '$[2]')) AS p
+      STRAIGHT_JOIN owner_capacity c ON c.task_type = p.task_type AND c.owner_user_id = p.owner_user_id
+      SET c.active = IF(c.active > p.n, c.active - p.n, 0), c.running = IF(c.running > p.n, c.running - p.n, 0);
     ${retireIdleTurns(HELD)}
   END IF;
   COMMIT;
@@ -111,9 +121,10 @@ completion: BEGIN
 END`;
 
 /**
- * `fail_attempt_v2`: `fail_attempt_v1`'s contract (migrations/20261202002100_create_fail_attempt_v1.ts) plus, when the
- * outcome is terminal (`failed`, or `cancelled` by the owner's recorded cancel), the retirement of the operation's turn
- * when its pair has nothing claimable left ({@link retireIdleTurns}). `v1` stays for a release that still calls it.
+ * `fail_attempt_v2`: `fail_attempt_v1`'s contract (migrations/20261202002100_create_fail_attempt_v1.ts) with the owner's
+ * capacity counters (`owner_capacity`: `running` down by one, and `active` too when the outcome is terminal) before
+ * the turn is written, plus, when the outcome is terminal (`failed`, or `cancelled` by the owner's recorded cancel),
+ * the retirement of the operation's turn when its pair has nothing claimable left ({@link retireIdleTurns}). `v1` stays for a release that still calls it.
  */
 const FAIL_ATTEMPT = `CREATE PROCEDURE fail_attempt_v2(
   IN p_id CHAR(36) ${TEXT},
@@ -176,10 +187,14 @@ failure: BEGIN
     INSERT INTO operation_notifications (operation_id, owner_user_id, task_type, status, failure_code, cycle, created_at)
       SELECT id, owner_user_id, task_type, status, failure_code, retry_count, v_now FROM operations WHERE id = p_id;
     UPDATE capacity_slots SET operation_id = NULL, reserved_at = NULL WHERE operation_id = p_id;
+    UPDATE owner_capacity SET active = IF(active > 0, active - 1, 0), running = IF(running > 0, running - 1, 0)
+      WHERE task_type = (SELECT task_type FROM operations WHERE id = p_id) AND owner_user_id = p_owner;
     ${retireIdleTurns(`JSON_TABLE(JSON_ARRAY(p_id), '$[*]' COLUMNS (id CHAR(36) ${TEXT} PATH '$'))`)}
   ELSE
     UPDATE capacity_slots SET operation_id = NULL, reserved_at = NULL
       WHERE operation_id = p_id AND (pool_key LIKE CONCAT(p_route_prefix, '%') OR pool_key LIKE CONCAT(p_running_prefix, '%'));
+    UPDATE owner_capacity SET running = IF(running > 0, running - 1, 0)
+      WHERE task_type = (SELECT task_type FROM operations WHERE id = p_id) AND owner_user_id = p_owner;
     INSERT INTO owner_turns (task_type, owner_user_id, ready_at, served_at, work_seq)
       SELECT task_type, owner_user_id, available_at, '1970-01-01 00:00:00.000', p_turn_seed FROM operations WHERE id = p_id
       ON DUPLICATE KEY UPDATE ready_at = LEAST(owner_turns.ready_at, VALUES(ready_at)), work_seq = owner_turns.work_seq + 1;

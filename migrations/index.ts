@@ -45,6 +45,7 @@ import * as m20261202_1900 from './20261202001900_create_claim_operations_v1.js'
 import * as m20261202_2100 from './20261202002100_create_fail_attempt_v1.js';
 import * as m20261202_2200 from './20261202002200_create_owner_capacity.js';
 import * as m20261202_2300 from './20261202002300_create_turn_retiring_routines_v2.js';
+import * as m20261202_2400 from './20261202002400_create_owner_capacity_routines_v2.js';
 
 /**
  * Every migration, by name, imported statically so a bundled Lambda carries them.
@@ -97,6 +98,7 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   '20261202002100_create_fail_attempt_v1': m20261202_2100,
   '20261202002200_create_owner_capacity': m20261202_2200,
   '20261202002300_create_turn_retiring_routines_v2': m20261202_2300,
+  '20261202002400_create_owner_capacity_routines_v2': m20261202_2400,
 });
 
 /** A kysely {@link MigrationProvider} over {@link migrations}. */

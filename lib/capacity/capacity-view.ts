@@ -2,16 +2,8 @@ import { z } from 'zod';
 import type { Store } from '../db/store.js';
 import { findPlansOf } from '../owners/owner-settings.repository.js';
 import { DEFAULT_OWNER_SETTINGS } from '../owners/owner-settings.js';
-import {
-  countPoolSlots,
-  GLOBAL_POOL_PREFIX,
-  heldByTaskType,
-  mostHeldPools,
-  OWNER_POOL_PREFIX,
-  ROUTE_POOL_PREFIX,
-  RUNNING_POOL_PREFIX,
-  type PoolCount,
-} from './capacity.repository.js';
+import { countPoolSlots, GLOBAL_POOL_PREFIX, OWNER_POOL_PREFIX, ROUTE_POOL_PREFIX, RUNNING_POOL_PREFIX, type PoolCount } from './capacity.repository.js';
+import { mostHeld, runningByTaskType } from './owner-capacity.repository.js';
 import type { CapacityPolicy } from './capacity-policy.js';
 
 /**
@@ -78,13 +70,6 @@ export const CapacityViewSchema = z
 /** See {@link CapacityViewSchema}. */
 export type CapacityView = z.infer<typeof CapacityViewSchema>;
 
-/** `<task type>` and `<owner>` of an owner or running pool key (`<prefix><task type>:<owner>`; a task type never holds a `:`). */
-function perOwnerPoolParts(prefix: string, poolKey: string): { taskType: string; ownerUserId: string } {
-  const rest = poolKey.slice(prefix.length);
-  const colon = rest.indexOf(':');
-  return { taskType: rest.slice(0, colon), ownerUserId: rest.slice(colon + 1) };
-}
-
 /** Every configured route, with the pools in use that the configuration no longer names, by key. */
 function routePools(inUse: readonly PoolCount[], capacity: CapacityPolicy): CapacityPoolView[] {
   const counts = new Map(inUse.map((pool) => [pool.poolKey, pool]));
@@ -100,20 +85,18 @@ function routePools(inUse: readonly PoolCount[], capacity: CapacityPolicy): Capa
  * The capacity pools and how full they are (docs/design.md §4; operators only: the route needs `ops:read`), with limits from
  * `capacity` (the running configuration): see {@link CapacityViewSchema}. Six reads, each on its own (no transaction:
  * the totals may differ from the listed pools by claims in between): global pools and route pools (primary-key ranges),
- * the fullest owner pools and the fullest running pools (held slots only), the running totals per task type (held
- * running slots only, grouped in SQL), and the plans of the listed owners (one read for both kinds).
+ * the fullest owners and the fullest running owners (a descending range of each `owner_capacity` counter's index),
+ * the running totals per task type (the rows running anything, grouped in SQL), and the plans of the listed owners (one
+ * read for both kinds). An owner's pools are its counter row; their keys (`owner:<task type>:<owner>`,
+ * `running:<task type>:<owner>`) name it as the slot pools once did.
  */
 export async function getCapacityView(store: Store, capacity: CapacityPolicy): Promise<CapacityView> {
   const globals = await countPoolSlots(store, GLOBAL_POOL_PREFIX);
   const routes = await countPoolSlots(store, ROUTE_POOL_PREFIX);
-  const owners = await mostHeldPools(store, OWNER_POOL_PREFIX, MAX_OWNER_POOLS);
-  const running = await mostHeldPools(store, RUNNING_POOL_PREFIX, MAX_OWNER_POOLS);
-  const totals = await heldByTaskType(store, RUNNING_POOL_PREFIX, MAX_RUNNING_TASK_TYPES);
-  const ownerIds = [
-    ...owners.map((pool) => perOwnerPoolParts(OWNER_POOL_PREFIX, pool.poolKey).ownerUserId),
-    ...running.map((pool) => perOwnerPoolParts(RUNNING_POOL_PREFIX, pool.poolKey).ownerUserId),
-  ];
-  const plans = await findPlansOf(store, [...new Set(ownerIds)]);
+  const owners = await mostHeld(store, 'active', MAX_OWNER_POOLS);
+  const running = await mostHeld(store, 'running', MAX_OWNER_POOLS);
+  const totals = await runningByTaskType(store, MAX_RUNNING_TASK_TYPES);
+  const plans = await findPlansOf(store, [...new Set([...owners, ...running].map((row) => row.ownerUserId))]);
   const planOf = (ownerUserId: string) => plans.get(ownerUserId) ?? DEFAULT_OWNER_SETTINGS.plan;
   return {
     pools: [
@@ -123,15 +106,19 @@ export async function getCapacityView(store: Store, capacity: CapacityPolicy): P
         return { poolKey: pool.poolKey, kind: 'global', slots: capacity.admissionLimits(taskType, DEFAULT_OWNER_SETTINGS.plan).global, held: pool.held };
       }),
       ...routePools(routes, capacity),
-      ...owners.map((pool): CapacityPoolView => {
-        const { taskType, ownerUserId } = perOwnerPoolParts(OWNER_POOL_PREFIX, pool.poolKey);
-        return { poolKey: pool.poolKey, kind: 'owner', slots: capacity.admissionLimits(taskType, planOf(ownerUserId)).perOwner, held: pool.held };
-      }),
-      ...running.map((pool): CapacityPoolView => {
-        const { taskType, ownerUserId } = perOwnerPoolParts(RUNNING_POOL_PREFIX, pool.poolKey);
-        return { poolKey: pool.poolKey, kind: 'running', slots: capacity.runningLimit(taskType, planOf(ownerUserId)), held: pool.held };
-      }),
+      ...owners.map(({ taskType, ownerUserId, active }): CapacityPoolView => ({
+        poolKey: `${OWNER_POOL_PREFIX}${taskType}:${ownerUserId}`,
+        kind: 'owner',
+        slots: capacity.admissionLimits(taskType, planOf(ownerUserId)).perOwner,
+        held: active,
+      })),
+      ...running.map(({ taskType, ownerUserId, running: held }): CapacityPoolView => ({
+        poolKey: `${RUNNING_POOL_PREFIX}${taskType}:${ownerUserId}`,
+        kind: 'running',
+        slots: capacity.runningLimit(taskType, planOf(ownerUserId)),
+        held,
+      })),
     ],
-    runningByTaskType: totals.map((total) => ({ taskType: total.taskType, running: total.held, owners: total.pools })),
+    runningByTaskType: totals,
   };
 }

@@ -6,15 +6,19 @@ import { ACTIVE_STATUSES } from '../operations/lifecycle/operation-status.js';
  * SQL for `capacity_slots`; the decisions are in `capacity.ts`. A pool is a fixed set of slot rows
  * `(pool_key, slot_no)`; a slot is free when `operation_id` is NULL. Why rows rather than one counter per pool: a
  * counter row would serialise every admission of a pool on one row lock; free slot rows taken with `SKIP LOCKED` let
- * concurrent admissions take different rows and never wait on each other, and a held slot names its holder.
+ * concurrent admissions take different rows and never wait on each other, and a held slot names its holder. So the
+ * pools everyone shares — global (per task type) and route — are slot rows; an owner's own capacity, where
+ * contention is one person's clicks, is one counter row (`owner-capacity.repository.ts`).
  */
 
 /** Prefix of execution (route) pools: their slots are held only while an attempt runs. */
 export const ROUTE_POOL_PREFIX = 'route:';
 
 /**
- * Prefix of the per-owner running pools (`running:<task type>:<owner>`): like route pools, execution pools — their
- * slots are held only while an attempt runs (docs/design.md §4, fair share).
+ * Prefix of the per-owner running pools (`running:<task type>:<owner>`) of the releases before `owner_capacity`: like
+ * route pools, execution pools — their slots were held only while an attempt ran. This release writes none; rows an
+ * earlier release holds during a rolling deploy are still given back (the same release) and reclaimed as leaked; the
+ * capacity view keeps the prefix as the name of an owner's running counter.
  */
 export const RUNNING_POOL_PREFIX = 'running:';
 
@@ -24,7 +28,11 @@ const EXECUTION_POOL_PREFIXES: readonly string[] = Object.freeze([ROUTE_POOL_PRE
 /** Prefix of the per-task-type global admission pools (`global:<task type>`). */
 export const GLOBAL_POOL_PREFIX = 'global:';
 
-/** Prefix of the per-owner admission pools (`owner:<task type>:<owner>`). */
+/**
+ * Prefix of the per-owner admission pools (`owner:<task type>:<owner>`) of the releases before `owner_capacity`; the
+ * capacity view keeps it as the name of an owner's active counter. Slot rows an earlier release holds are reclaimed as
+ * leaked once their operation ends.
+ */
 export const OWNER_POOL_PREFIX = 'owner:';
 
 /** Whether slot `slotNo` of the pool exists (a primary-key lookup). */
@@ -148,11 +156,11 @@ export async function freeLeakedSlots(ctx: TxContext, holders: readonly string[]
   return Number(result.numUpdatedRows);
 }
 
-/** Slot rows and held slots of one pool, as {@link countPoolSlots} and {@link mostHeldPools} read them. */
+/** Slot rows and held slots of one pool, as {@link countPoolSlots} reads them. */
 export interface PoolCount {
   readonly poolKey: string;
-  /** Slot rows the pool has (its largest limit so far); {@link mostHeldPools} leaves it undefined. */
-  readonly slotRows?: number;
+  /** Slot rows the pool has (its largest limit so far). */
+  readonly slotRows: number;
   readonly held: number;
 }
 
@@ -166,56 +174,4 @@ export async function countPoolSlots(ctx: DbContext, prefix: string): Promise<Po
     .orderBy('pool_key')
     .execute();
   return rows.map((row) => ({ poolKey: row.pool_key, slotRows: Number(row.slot_rows), held: Number(row.held) }));
-}
-
-/**
- * The `limit` pools whose key starts with `prefix` holding the most slots (ties by key), pools holding none left out.
- * Reads held slots only (`capacity_slots_holder_idx`, which carries the primary key): its cost follows the active
- * operations, not the number of pools.
- */
-export async function mostHeldPools(ctx: DbContext, prefix: string, limit: number): Promise<PoolCount[]> {
-  const held = sql<number | string>`count(*)`;
-  const rows = await ctx.db
-    .selectFrom('capacity_slots')
-    .select(['pool_key', held.as('held')])
-    .where('operation_id', 'is not', null)
-    .where('pool_key', 'like', `${prefix}%`)
-    .groupBy('pool_key')
-    .orderBy(held, 'desc')
-    .orderBy('pool_key')
-    .limit(limit)
-    .execute();
-  return rows.map((row) => ({ poolKey: row.pool_key, held: Number(row.held) }));
-}
-
-/** Held slots of the `<prefix><task type>:<owner>` pools of one task type, as {@link heldByTaskType} reads them. */
-export interface TaskTypeHeld {
-  readonly taskType: string;
-  /** Slots held in those pools. */
-  readonly held: number;
-  /** Those pools holding at least one slot (one per owner). */
-  readonly pools: number;
-}
-
-/**
- * Held slots per task type of the per-owner pools whose key is `<prefix><task type>:<owner>` (`owner:`, `running:`),
- * the `limit` task types holding the most first (ties by task type). One read of held slots only, grouped in SQL
- * (`substr`/`instr`, the same on MariaDB and SQLite; a task type never holds a `:`), as {@link mostHeldPools}: its cost
- * follows the slots held, and it returns one row per task type, never one per owner.
- */
-export async function heldByTaskType(ctx: DbContext, prefix: string, limit: number): Promise<TaskTypeHeld[]> {
-  const start = prefix.length + 1;
-  const taskType = sql<string>`substr(pool_key, ${sql.lit(start)}, instr(substr(pool_key, ${sql.lit(start)}), ':') - 1)`;
-  const held = sql<number | string>`count(*)`;
-  const rows = await ctx.db
-    .selectFrom('capacity_slots')
-    .select([taskType.as('task_type'), held.as('held'), sql<number | string>`count(distinct pool_key)`.as('pools')])
-    .where('operation_id', 'is not', null)
-    .where('pool_key', 'like', `${prefix}%`)
-    .groupBy(taskType)
-    .orderBy(held, 'desc')
-    .orderBy(taskType)
-    .limit(limit)
-    .execute();
-  return rows.map((row) => ({ taskType: row.task_type, held: Number(row.held), pools: Number(row.pools) }));
 }

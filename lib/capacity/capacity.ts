@@ -1,33 +1,14 @@
 import { CapacityExhaustedError } from '../errors.js';
 import type { TxContext } from '../db/database.js';
 import type { Store } from '../db/store.js';
-import {
-  GLOBAL_POOL_PREFIX,
-  insertMissingSlots,
-  OWNER_POOL_PREFIX,
-  releaseSlotsOf,
-  ROUTE_POOL_PREFIX,
-  RUNNING_POOL_PREFIX,
-  selectFreeSlots,
-  slotExists,
-  takeSlots,
-} from './capacity.repository.js';
+import { GLOBAL_POOL_PREFIX, insertMissingSlots, releaseSlotsOf, ROUTE_POOL_PREFIX, selectFreeSlots, slotExists, takeSlots } from './capacity.repository.js';
+import { decrementCounters, ensureOwnerCapacityRows, incrementActive, ownerCapacityRowExists, type OwnerPair } from './owner-capacity.repository.js';
 import type { CapacityPolicy } from './capacity-policy.js';
 import { retryTransient } from '../db/transient-retry.js';
-
-/** Pool of one owner's active operations of one task type. */
-export function ownerPoolKey(taskType: string, ownerUserId: string): string {
-  return `${OWNER_POOL_PREFIX}${taskType}:${ownerUserId}`;
-}
 
 /** Pool of everyone's active operations of one task type. */
 export function globalPoolKey(taskType: string): string {
   return `${GLOBAL_POOL_PREFIX}${taskType}`;
-}
-
-/** Pool of one owner's running attempts of one task type (the running limit, docs/design.md §4 fair share). */
-export function runningPoolKey(taskType: string, ownerUserId: string): string {
-  return `${RUNNING_POOL_PREFIX}${taskType}:${ownerUserId}`;
 }
 
 /** Pool of running attempts on one execution route (e.g. `route:local-model`). */
@@ -113,61 +94,78 @@ export function poolComplete(store: Store | TxContext, poolKey: string, limit: n
   return slotExists(store, poolKey, limit - 1);
 }
 
-/** The two admission pools of an operation and their limits, and the owner's running pool its claims will use. */
+/**
+ * The capacity an admission takes: a unit of its owner's `active` counter for the task type (`owner_capacity`, below
+ * `limit`) and a slot of the task type's global pool.
+ */
 export interface AdmissionPools {
-  readonly owner: { readonly key: string; readonly limit: number };
+  readonly owner: OwnerPair & { readonly limit: number };
   readonly global: { readonly key: string; readonly limit: number };
-  readonly running: { readonly key: string; readonly limit: number };
   readonly retryAfterSeconds: number;
 }
 
 /**
- * Admission pools this process has seen complete (`<pool key>#<limit>`), per store: slot rows are never deleted by
- * the code, so a later admission skips the two existence lookups. At most {@link KNOWN_POOLS_MAX} entries per store
- * (then forgotten all at once: the next admissions look again). Should rows vanish anyway (an operator, a test),
- * {@link restoreMissingPools} re-verifies on the "full" path, so a stale entry costs one retried transaction, never a
- * wrong 429.
+ * Global pools and owner counter rows this process has seen complete (`<pool key>#<limit>`, `<task type>\0<owner>`),
+ * per store: neither is ever deleted by the code, so a later admission skips the existence lookups. At most
+ * {@link KNOWN_MAX} entries per store (then forgotten all at once: the next admissions look again). Should rows vanish
+ * anyway (an operator, a test), {@link restoreMissingPools} re-verifies on the "full" path, so a stale entry costs one
+ * retried transaction, never a wrong 429.
  */
-const knownPools = new WeakMap<Store, Set<string>>();
+const knownRows = new WeakMap<Store, Set<string>>();
 
-/** Bound of {@link knownPools} per store. */
-const KNOWN_POOLS_MAX = 10_000;
+/** Bound of {@link knownRows} per store. */
+const KNOWN_MAX = 10_000;
 
-function knownPoolsOf(store: Store): Set<string> {
-  let known = knownPools.get(store);
-  if (!known) knownPools.set(store, (known = new Set()));
+function knownRowsOf(store: Store): Set<string> {
+  let known = knownRows.get(store);
+  if (!known) knownRows.set(store, (known = new Set()));
   return known;
 }
 
-async function ensureAdmissionPool(store: Store, pool: { readonly key: string; readonly limit: number }): Promise<void> {
-  const known = knownPoolsOf(store);
-  const id = `${pool.key}#${pool.limit}`;
-  if (known.has(id)) return;
-  await ensurePool(store, pool.key, pool.limit);
-  if (known.size >= KNOWN_POOLS_MAX) known.clear();
+function remember(store: Store, id: string): void {
+  const known = knownRowsOf(store);
+  if (known.size >= KNOWN_MAX) known.clear();
   known.add(id);
 }
 
+const globalId = (pool: AdmissionPools['global']) => `${pool.key}#${pool.limit}`;
+const ownerId = (pair: OwnerPair) => `${pair.taskType}\u0000${pair.ownerUserId}`;
+
+async function ensureAdmissionRows(store: Store, pools: AdmissionPools): Promise<void> {
+  const known = knownRowsOf(store);
+  if (!known.has(globalId(pools.global))) {
+    await ensurePool(store, pools.global.key, pools.global.limit);
+    remember(store, globalId(pools.global));
+  }
+  if (!known.has(ownerId(pools.owner))) {
+    if (!(await ownerCapacityRowExists(store, pools.owner))) await ensureOwnerCapacityRows(store, [pools.owner]);
+    remember(store, ownerId(pools.owner));
+  }
+}
+
 /**
- * After a reservation found a pool full: checks that both pools still have their slot rows (two primary-key lookups),
- * re-creating any that vanished. Returns true when one had to be re-created — the reservation should be retried —
- * and false when the pools are complete, so "full" was the truth.
+ * After a reservation found the owner or the pool full: checks that the owner's counter row and the global pool's
+ * slot rows still exist (two primary-key lookups), re-creating what vanished. Returns true when something had to be
+ * re-created — the reservation should be retried — and false when both are complete, so "full" was the truth.
  */
 export async function restoreMissingPools(store: Store, pools: AdmissionPools): Promise<boolean> {
   let restored = false;
-  for (const pool of [pools.owner, pools.global]) {
-    if (await slotExists(store, pool.key, pool.limit - 1)) continue;
-    knownPoolsOf(store).delete(`${pool.key}#${pool.limit}`);
-    await ensureAdmissionPool(store, pool);
+  if (!(await slotExists(store, pools.global.key, pools.global.limit - 1))) {
+    knownRowsOf(store).delete(globalId(pools.global));
     restored = true;
   }
+  if (!(await ownerCapacityRowExists(store, pools.owner))) {
+    knownRowsOf(store).delete(ownerId(pools.owner));
+    restored = true;
+  }
+  if (restored) await ensureAdmissionRows(store, pools);
   return restored;
 }
 
 /**
- * Resolves (and creates, if new) the admission pools for an owner on `plan` admitting `taskType`, and the owner's
- * running pool for that task type (so its first claim finds the slot rows in place). A pool this process
- * already saw complete is not looked up again (see {@link restoreMissingPools} for the full path).
+ * Resolves (and creates, if new) the admission capacity for an owner on `plan` admitting `taskType`: the owner's
+ * counter row (created with counts from its operations, `ensureOwnerCapacityRows`) and the global pool's slot rows.
+ * What this process already saw complete is not looked up again (see {@link restoreMissingPools} for the full path).
  */
 export async function prepareAdmissionPools(
   store: Store,
@@ -178,47 +176,39 @@ export async function prepareAdmissionPools(
 ): Promise<AdmissionPools> {
   const limits = capacity.admissionLimits(taskType, plan);
   const pools: AdmissionPools = {
-    owner: { key: ownerPoolKey(taskType, ownerUserId), limit: limits.perOwner },
+    owner: { taskType, ownerUserId, limit: limits.perOwner },
     global: { key: globalPoolKey(taskType), limit: limits.global },
-    running: { key: runningPoolKey(taskType, ownerUserId), limit: capacity.runningLimit(taskType, plan) },
     retryAfterSeconds: capacity.retryAfterSeconds,
   };
-  await ensureAdmissionPool(store, pools.owner);
-  await ensureAdmissionPool(store, pools.global);
-  await ensureAdmissionPool(store, pools.running);
+  await ensureAdmissionRows(store, pools);
   return pools;
 }
 
 /**
- * Reserves an owner slot and a global slot for an operation being admitted or retried, in the caller's transaction.
- * The owner pool is searched first, so an owner at their own limit never touches the shared pool; both slots are then
- * taken in one statement (one round trip fewer per admission). The update cannot miss: on MariaDB both reads
- * locked their slot, and a SQLite transaction whose reads went stale fails its first write (`SQLITE_BUSY_SNAPSHOT`,
- * retried by `inTransaction`) instead of changing fewer rows.
- * This is where a 429 is decided: a full owner pool or a full global pool throws {@link CapacityExhaustedError}, which
- * admission and owner retry let through — after one re-check that the pool's rows exist (`restoreMissingPools`), so a
- * purge cannot fake "full" — and the API maps to `429 capacity_exhausted` with `Retry-After: retryAfterSeconds`.
- * @throws {CapacityExhaustedError} when either pool is full; the caller's transaction must roll back.
- * @throws {Error} should the update change fewer than both slots (an invariant broken); nothing is kept.
+ * Reserves the admission capacity of an operation being admitted or retried, in the caller's transaction, after its
+ * row was written and before its turn is (lock order, `owner-capacity.repository.ts`): one unit of the owner's
+ * `active` counter first — one guarded UPDATE, so an owner at their own limit never touches the shared pool — then
+ * a free global slot (`SKIP LOCKED` from a random start). This is where a 429 is decided: a full owner or a full
+ * global pool throws {@link CapacityExhaustedError}, which admission and owner retry let through — after one re-check
+ * that the rows exist (`restoreMissingPools`), so a purge cannot fake "full" — and the API maps to
+ * `429 capacity_exhausted` with `Retry-After: retryAfterSeconds`.
+ * @throws {CapacityExhaustedError} when the owner or the global pool is full; the caller's transaction must roll back.
+ * @throws {Error} should the global slot be taken under its lock (an invariant broken); nothing is kept.
  */
 export async function reserveAdmission(tx: TxContext, skipLocked: boolean, pools: AdmissionPools, operationId: string): Promise<void> {
-  const owner = await findFreeSlot(tx, skipLocked, pools.owner);
-  if (owner === undefined) throw new CapacityExhaustedError('owner', pools.retryAfterSeconds);
+  if (!(await incrementActive(tx, pools.owner, pools.owner.limit))) throw new CapacityExhaustedError('owner', pools.retryAfterSeconds);
   const global = await findFreeSlot(tx, skipLocked, pools.global);
   if (global === undefined) throw new CapacityExhaustedError('global', pools.retryAfterSeconds);
-  const slots = [
-    { poolKey: pools.owner.key, slotNo: owner },
-    { poolKey: pools.global.key, slotNo: global },
-  ];
-  const taken = await takeSlots(tx, slots, operationId);
-  if (taken !== slots.length) throw new Error(`Capacity slots of operation ${operationId} changed under their locks: ${taken} of ${slots.length} taken`);
+  await takeSlot(tx, pools.global.key, global, operationId);
 }
 
 /**
- * Releases capacity in the caller's transaction: `all` at a terminal transition (admission and execution slots),
- * `execution` when an attempt ends without ending the operation (retry wait, lease loss): its route slot and its
- * owner's running slot. Returns slots freed.
+ * Releases capacity in the caller's transaction: `all` at a terminal transition (the global and route slots, the
+ * owner's `active` unit), `execution` when an attempt ends without ending the operation (retry wait, lease loss):
+ * its route slot. `leftRunning`: the operations were running, so their owners' `running` units go back too. The
+ * counters change after the slots and before any turn write (lock order, `owner-capacity.repository.ts`).
  */
-export function releaseCapacity(tx: TxContext, operationIds: readonly string[], scope: 'all' | 'execution'): Promise<number> {
-  return releaseSlotsOf(tx, operationIds, scope === 'execution');
+export async function releaseCapacity(tx: TxContext, operationIds: readonly string[], scope: 'all' | 'execution', leftRunning: boolean): Promise<void> {
+  await releaseSlotsOf(tx, operationIds, scope === 'execution');
+  await decrementCounters(tx, operationIds, { active: scope === 'all', running: leftRunning });
 }

@@ -93,6 +93,17 @@ export interface CapacitySlotsTable {
 }
 
 /**
+ * One owner's capacity of one task type as two counters (docs/design.md §4): `active` operations and `running` ones;
+ * see `lib/capacity/owner-capacity.repository.ts`.
+ */
+export interface OwnerCapacityTable {
+  task_type: string;
+  owner_user_id: string;
+  active: number;
+  running: number;
+}
+
+/**
  * One (task type, owner) that may have claimable work, in the fair claim order (docs/design.md §4); see
  * `lib/operations/lease/owner-turns.repository.ts`.
  */
@@ -220,6 +231,7 @@ export interface Database {
   owner_settings: OwnerSettingsTable;
   capacity_slots: CapacitySlotsTable;
   owner_turns: OwnerTurnsTable;
+  owner_capacity: OwnerCapacityTable;
   admission_buckets: AdmissionBucketsTable;
   jobs: JobsTable;
   ai_workspace_notes: AiWorkspaceNotesTable;

@@ -1,4 +1,5 @@
 import { freeLeakedSlots, selectLeakedHolders } from '../capacity/capacity.repository.js';
+import { reconcileRow, selectDriftedRows } from '../capacity/owner-capacity.repository.js';
 import { inTransaction } from '../db/transaction.js';
 import type { Store } from '../db/store.js';
 import { attemptOutcome } from '../operations/lifecycle/attempt-outcome.js';
@@ -56,13 +57,18 @@ export async function failPastDeadlineBatch(store: Store, limit: number): Promis
 
 /**
  * Frees leaked capacity (docs/design.md §4): slots held by an operation that is gone or terminal, and route slots held by one
- * that is no longer running. Every transition releases in its own transaction, so this finds only what a bug, a manual
- * edit or a purge left behind. Returns `{ holders, freed }`: operations looked at, slots freed.
+ * that is no longer running; then owner counters (`owner_capacity`) that differ from their operations, each set to
+ * what its operations say under its row lock (`reconcileRow`; a row in use is left for the next run). Every transition
+ * releases in its own transaction, so this finds only what a bug, a manual edit, a purge or an earlier release left
+ * behind. Returns `{ holders, freed }`: operations and counter rows acted on, slots freed plus counter rows corrected.
  */
 export async function reclaimCapacityBatch(store: Store, limit: number): Promise<{ holders: number; freed: number }> {
   return inTransaction(store, async (tx) => {
     const holders = await selectLeakedHolders(tx, limit);
-    return { holders: holders.length, freed: await freeLeakedSlots(tx, holders) };
+    const freed = await freeLeakedSlots(tx, holders);
+    let corrected = 0;
+    for (const row of await selectDriftedRows(tx, limit)) if (await reconcileRow(tx, row, store.caps.skipLocked)) corrected++;
+    return { holders: holders.length + corrected, freed: freed + corrected };
   });
 }
 

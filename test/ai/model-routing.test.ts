@@ -24,6 +24,7 @@ describe.each(DIALECTS)('local-first model routing on %s', (dialect) => {
     if (skip) return;
     // Each test starts from an empty table, so a claim only ever sees this test's operations.
     await t.store.db.deleteFrom('capacity_slots').execute();
+    await t.store.db.deleteFrom('owner_capacity').execute();
     await t.store.db.deleteFrom('operation_notifications').execute();
     await t.store.db.deleteFrom('operations').execute();
     t.clock.offsetMs = 0;

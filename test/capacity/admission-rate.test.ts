@@ -10,7 +10,7 @@ import { getOperation } from '../../lib/operations/owner/owner-reads.js';
 import { OwnerScope } from '../../lib/operations/scopes.js';
 import { setOwnerPlan } from '../../lib/owners/owner-settings.js';
 import { defineTask } from '../../lib/tasks/task-definition.js';
-import { expectCapacityMatchesActive, heldSlots } from '../support/capacity-invariant.js';
+import { expectCapacityMatchesActive, heldCapacity } from '../support/capacity-invariant.js';
 import { testDeps } from '../support/fixtures.js';
 import { RecordingLogger, RecordingMetrics } from '../support/recording-observability.js';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
@@ -45,7 +45,7 @@ describe.each(DIALECTS)('admission rate limits (a token bucket per owner and tas
   afterAll(async () => t?.drop());
   beforeEach(async () => {
     if (skip) return;
-    for (const table of ['operation_notifications', 'operation_key_aliases', 'operations', 'capacity_slots', 'owner_settings', 'admission_buckets'] as const) {
+    for (const table of ['operation_notifications', 'operation_key_aliases', 'operations', 'capacity_slots', 'owner_capacity', 'owner_settings', 'admission_buckets'] as const) {
       await t.store.db.deleteFrom(table).execute();
     }
     t.clock.offsetMs = 0;
@@ -94,7 +94,7 @@ describe.each(DIALECTS)('admission rate limits (a token bucket per owner and tas
     const deps = depsWith(rated('test.noop', 1, 3600));
     const alice = owner('alice');
     await admit(deps, alice);
-    const before = { operations: await countOperations(), owner: await heldSlots(t.store, 'owner:'), global: await heldSlots(t.store, 'global:'), bucket: await bucketOf('alice') };
+    const before = { operations: await countOperations(), owner: await heldCapacity(t.store, 'owner:'), global: await heldCapacity(t.store, 'global:'), bucket: await bucketOf('alice') };
     const sent = deps.wakeups.sent.length;
     expect(before.bucket).toMatchObject({ milli_tokens: 0 });
 
@@ -102,8 +102,8 @@ describe.each(DIALECTS)('admission rate limits (a token bucket per owner and tas
     expect(await refusal(admit(deps, alice))).toBeInstanceOf(RateLimitedError);
 
     expect(await countOperations()).toBe(before.operations);
-    expect(await heldSlots(t.store, 'owner:')).toBe(before.owner);
-    expect(await heldSlots(t.store, 'global:')).toBe(before.global);
+    expect(await heldCapacity(t.store, 'owner:')).toBe(before.owner);
+    expect(await heldCapacity(t.store, 'global:')).toBe(before.global);
     expect(await bucketOf('alice')).toEqual(before.bucket);
     expect(deps.wakeups.sent.length).toBe(sent);
     await expectCapacityMatchesActive(t.store);

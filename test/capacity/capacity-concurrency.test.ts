@@ -9,7 +9,8 @@ import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
 import { setOwnerPlan } from '../../lib/owners/owner-settings.js';
 import { defineTask } from '../../lib/tasks/task-definition.js';
 import { processWakeup } from '../../lib/worker/worker-handler.js';
-import { expectCapacityMatchesActive, heldSlots } from '../support/capacity-invariant.js';
+import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';
+import { expectCapacityMatchesActive, heldCapacity } from '../support/capacity-invariant.js';
 import { testDeps } from '../support/fixtures.js';
 import { createTestDatabase, hasMariadb, type TestDatabase } from '../support/test-store.js';
 
@@ -32,7 +33,7 @@ describe.skipIf(!hasMariadb())('capacity under concurrency on MariaDB', () => {
   });
   afterAll(async () => t?.drop());
   beforeEach(async () => {
-    for (const table of ['operation_notifications', 'operations', 'capacity_slots', 'owner_settings'] as const) await t.store.db.deleteFrom(table).execute();
+    for (const table of ['operation_notifications', 'operations', 'capacity_slots', 'owner_capacity', 'owner_settings'] as const) await t.store.db.deleteFrom(table).execute();
   });
 
   it('200 concurrent admissions for one owner with a per-owner limit of 5: exactly 5 accepted, then 5 more once they finish', async () => {
@@ -41,7 +42,7 @@ describe.skipIf(!hasMariadb())('capacity under concurrency on MariaDB', () => {
     const first = await admitConcurrently(deps, Array.from({ length: 200 }, (_, i) => ({ owner, key: `a-${i}` })));
     expect(first.accepted).toBe(5);
     expect(first.refused).toHaveLength(195);
-    expect(await heldSlots(t.store, 'owner:')).toBe(5);
+    expect(await heldCapacity(t.store, 'owner:')).toBe(5);
     const worker = new WorkerScope(t.store);
     for (let claim = await claimNextOperation(worker, deps); claim; claim = await claimNextOperation(worker, deps)) {
       await completeOperation(enterOwnerScope(worker, claim), claim);
@@ -51,12 +52,36 @@ describe.skipIf(!hasMariadb())('capacity under concurrency on MariaDB', () => {
     await expectCapacityMatchesActive(t.store);
   });
 
+  it('the sweeper reconciling owner counters while owners admit, claim and complete never changes a counter that was right', async () => {
+    const deps = testDeps({}, { perOwner: 3, global: 1000, runningPerOwner: 2 });
+    const owners = Array.from({ length: 4 }, (_, i) => new OwnerScope(t.store, `busy-${i}`));
+    const worker = new WorkerScope(t.store);
+    const sweep = () => runSweepOnce({ store: t.store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, metrics: deps.metrics, batchSize: 50, timeBudgetMs: 30_000 });
+    const runOne = async () => {
+      const claim = await claimNextOperation(worker, deps);
+      if (claim) await completeOperation(enterOwnerScope(worker, claim), claim);
+    };
+    let corrected = 0;
+    for (let round = 0; round < 30; round++) {
+      // Real concurrency: every owner admits twice, four workers claim and complete, two sweepers reconcile — at once.
+      const [, , ...sweeps] = await Promise.all([
+        admitConcurrently(deps, owners.flatMap((owner, i) => [0, 1].map((j) => ({ owner, key: `r${round}-${i}-${j}` })))),
+        Promise.all(Array.from({ length: 4 }, runOne)),
+        sweep(),
+        sweep(),
+      ]);
+      corrected += sweeps.reduce((sum, counts) => sum + counts.capacityReclaimed, 0);
+      await expectCapacityMatchesActive(t.store);
+    }
+    expect(corrected).toBe(0);
+  });
+
   it('the global limit holds across 50 owners, and a pro owner gets its larger per-owner limit', async () => {
     const deps = testDeps({}, { perOwner: 10, global: 20 });
     const owners = Array.from({ length: 50 }, (_, i) => new OwnerScope(t.store, `many-${i}`));
     const all = await admitConcurrently(deps, owners.flatMap((owner, i) => Array.from({ length: 4 }, (_, j) => ({ owner, key: `g-${i}-${j}` }))));
     expect(all.accepted).toBe(20);
-    expect(await heldSlots(t.store, 'global:')).toBe(20);
+    expect(await heldCapacity(t.store, 'global:')).toBe(20);
 
     const tiers = testDeps({}, { perOwner: 3, global: 1000, file: { plans: { pro: { perOwner: 8 } } } });
     await setOwnerPlan(t.store, 'paying', 'pro');

@@ -24,7 +24,7 @@ describe.each(DIALECTS)('capacity view: running pools per owner and running per 
   afterAll(async () => t?.drop());
   beforeEach(async () => {
     if (skip) return;
-    for (const table of ['operation_notifications', 'operations', 'capacity_slots', 'owner_settings'] as const) await t.store.db.deleteFrom(table).execute();
+    for (const table of ['operation_notifications', 'operations', 'capacity_slots', 'owner_capacity', 'owner_settings'] as const) await t.store.db.deleteFrom(table).execute();
     // Free owners may run 2 of a task type at once, pro owners 3.
     deps = testDeps({}, { runningPerOwner: 2, file: { plans: { pro: { runningPerOwner: 3 } } } });
     metrics = new RecordingMetrics();
@@ -101,24 +101,20 @@ describe.each(DIALECTS)('capacity view: running pools per owner and running per 
     capacity = await view();
     expect(ofKind(capacity, 'running')).toEqual([]);
     expect(capacity.runningByTaskType).toEqual([]);
-    // The slot rows stay (held 0): only the listing leaves them out.
-    const rows = await t.store.db.selectFrom('capacity_slots').select('pool_key').where('pool_key', 'like', 'running:%').execute();
-    expect(new Set(rows.map((row) => row.pool_key))).toEqual(new Set(['running:test.noop:alice', 'running:test.noop:bob']));
+    // The counter rows stay (running 0): only the listing leaves them out.
+    const rows = await t.store.db.selectFrom('owner_capacity').select(['owner_user_id', 'running']).orderBy('owner_user_id').execute();
+    expect(rows).toEqual([{ owner_user_id: 'alice', running: 0 }, { owner_user_id: 'bob', running: 0 }]);
     // Only alice's retry wait is still active.
     expect(ofKind(capacity, 'owner')).toEqual([{ poolKey: 'owner:test.noop:alice', kind: 'owner', slots: 200, held: 1 }]);
     await expectCapacityMatchesActive(t.store);
   });
 
   it.skipIf(skip)(`lists the ${MAX_OWNER_POOLS} running pools holding the most, most first, ties by key; the totals count every pool`, async () => {
-    const rows = [];
-    for (let i = 0; i < 60; i++) {
-      const pool = `running:test.noop:zz-${String(i).padStart(2, '0')}`;
-      const held = i < 5 ? 2 : i < 55 ? 1 : 0;
-      for (let slot = 0; slot < 2; slot++) {
-        rows.push({ pool_key: pool, slot_no: slot, operation_id: slot < held ? `00000000-0000-4000-8000-0000000${String(i * 10 + slot).padStart(5, '0')}` : null, reserved_at: null });
-      }
-    }
-    await t.store.db.insertInto('capacity_slots').values(rows).execute();
+    const rows = Array.from({ length: 60 }, (_, i) => {
+      const running = i < 5 ? 2 : i < 55 ? 1 : 0;
+      return { task_type: 'test.noop', owner_user_id: `zz-${String(i).padStart(2, '0')}`, active: running, running };
+    });
+    await t.store.db.insertInto('owner_capacity').values(rows).execute();
     const capacity = await view();
     const expected = [...Array.from({ length: 5 }, (_, i) => [i, 2]), ...Array.from({ length: 45 }, (_, i) => [i + 5, 1])].map(([i, held]) => ({
       poolKey: `running:test.noop:zz-${String(i).padStart(2, '0')}`,

@@ -9,7 +9,7 @@ import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
 import { setOwnerPlan, updateOwnSettings } from '../../lib/owners/owner-settings.js';
 import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';
 import { processWakeup } from '../../lib/worker/worker-handler.js';
-import { expectCapacityMatchesActive, heldSlots } from '../support/capacity-invariant.js';
+import { expectCapacityMatchesActive, heldCapacity } from '../support/capacity-invariant.js';
 import { testDeps } from '../support/fixtures.js';
 import { RecordingLogger } from '../support/recording-observability.js';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
@@ -26,7 +26,7 @@ describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
   afterAll(async () => t?.drop());
   beforeEach(async () => {
     if (skip) return;
-    for (const table of ['operation_notifications', 'operations', 'capacity_slots', 'owner_settings', 'owner_turns'] as const) await t.store.db.deleteFrom(table).execute();
+    for (const table of ['operation_notifications', 'operations', 'capacity_slots', 'owner_capacity', 'owner_settings', 'owner_turns'] as const) await t.store.db.deleteFrom(table).execute();
     t.clock.offsetMs = 0;
     deps = testDeps({}, { perOwner: 2, global: 3, file: { plans: { pro: { perOwner: 3 } }, routes: { solo: 1 } } });
   });
@@ -47,7 +47,7 @@ describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
     expect(refused).toMatchObject({ pool: 'owner', retryAfterSeconds: 7 });
     expect(await count()).toBe(2);
     expect(deps.wakeups.sent.length).toBe(sent);
-    expect(await heldSlots(t.store, 'owner:')).toBe(2);
+    expect(await heldCapacity(t.store, 'owner:')).toBe(2);
     // a replay of an admitted key is not a new admission: it answers even while the pool is full
     expect((await admitOperation(alice, deps, `k-1`, { taskType: 'test.noop', subject: { type: 'doc', id: 'd1' }, params: {} })).replayed).toBe(true);
     await cancelOperation(alice, first.operation.id);
@@ -135,10 +135,10 @@ describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
     await admit(owner('bob'), 'test.solo');
     const worker = new WorkerScope(t.store);
     await claimNextOperation(worker, deps);
-    expect(await heldSlots(t.store, 'route:solo')).toBe(1);
+    expect(await heldCapacity(t.store, 'route:solo')).toBe(1);
     t.clock.advance(deps.policy.leaseMs + 1);
     await sweep();
-    expect(await heldSlots(t.store, 'route:solo')).toBe(0);
+    expect(await heldCapacity(t.store, 'route:solo')).toBe(0);
     await expectCapacityMatchesActive(t.store);
     await claimNextOperation(worker, deps);
     t.clock.advance(deps.policy.leaseMs + 1);
@@ -154,10 +154,11 @@ describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
     const alice = owner('alice');
     await admit(alice); // this process now knows both pools exist and skips looking them up
     await t.store.db.deleteFrom('capacity_slots').execute();
+    await t.store.db.deleteFrom('owner_capacity').execute();
     await t.store.db.deleteFrom('operations').execute();
     const { operation } = await admit(alice);
     expect(operation.status).toBe('queued');
-    expect(await heldSlots(t.store, 'owner:')).toBe(1);
+    expect(await heldCapacity(t.store, 'owner:')).toBe(1);
     await admit(alice);
     // the re-created pools hold their limits: the third active operation is refused as before
     expect(await admit(alice).catch((error: unknown) => error)).toBeInstanceOf(CapacityExhaustedError);
@@ -169,22 +170,24 @@ describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
     const { operation } = await admit(alice);
     await cancelOperation(alice, operation.id);
     await t.store.db.deleteFrom('capacity_slots').execute();
+    await t.store.db.deleteFrom('owner_capacity').execute();
     const logger = new RecordingLogger();
     expect((await retryOperation(alice, { ...deps, logger }, operation.id)).status).toBe('queued');
-    expect(await heldSlots(t.store, 'owner:')).toBe(1);
+    expect(await heldCapacity(t.store, 'owner:')).toBe(1);
     // the re-created pool was not full: no capacity_rejected line for a retry that went through
     expect(logger.lines.map((line) => line.fields.event)).toEqual(['owner_retried']);
     await expectCapacityMatchesActive(t.store);
   });
 
-  it.skipIf(skip)('the sweeper reclaims slots leaked by a missing or terminal holder, and reports the count', async () => {
+  it.skipIf(skip)('the sweeper reclaims global slots leaked by a missing or terminal holder and corrects the owner counter, and reports the count', async () => {
     const alice = owner('alice');
     const gone = await admit(alice);
     const stale = await admit(alice);
     await t.store.db.deleteFrom('operations').where('id', '=', gone.operation.id).execute();
     await t.store.db.updateTable('operations').set({ status: 'failed', finished_at: t.store.timeAt() }).where('id', '=', stale.operation.id).execute();
-    expect((await sweep()).capacityReclaimed).toBe(4);
-    expect(await heldSlots(t.store, '')).toBe(0);
+    // Two global slots freed, one owner counter row (active 2 → 0) corrected.
+    expect((await sweep()).capacityReclaimed).toBe(3);
+    expect(await heldCapacity(t.store, '')).toBe(0);
     expect((await sweep()).capacityReclaimed).toBe(0);
   });
 

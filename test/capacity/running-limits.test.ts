@@ -12,7 +12,7 @@ import { setOwnerPlan } from '../../lib/owners/owner-settings.js';
 import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';
 import { defineTask } from '../../lib/tasks/task-definition.js';
 import { processWakeup } from '../../lib/worker/worker-handler.js';
-import { expectCapacityMatchesActive, heldSlots } from '../support/capacity-invariant.js';
+import { expectCapacityMatchesActive, heldCapacity } from '../support/capacity-invariant.js';
 import { testDeps } from '../support/fixtures.js';
 import { RecordingMetrics } from '../support/recording-observability.js';
 import { createTestDatabase, hasMariadb, IMPLEMENTATIONS, withRoutines, type TestDatabase } from '../support/test-store.js';
@@ -20,7 +20,7 @@ import { createTestDatabase, hasMariadb, IMPLEMENTATIONS, withRoutines, type Tes
 // Per-owner running limits (docs/design.md §4, fair share): at most N operations of one task type running per owner,
 // held as `running:<task type>:<owner>` slot rows, taken at claim and given back whenever an attempt leaves `running`.
 
-const TABLES = ['operation_notifications', 'operation_events', 'operations', 'capacity_slots', 'owner_settings', 'owner_turns'] as const;
+const TABLES = ['operation_notifications', 'operation_events', 'operations', 'capacity_slots', 'owner_capacity', 'owner_settings', 'owner_turns'] as const;
 
 // A conformance suite: the same cases for the stored procedures and the in-process statements (docs/design.md §9).
 describe.each(IMPLEMENTATIONS)('per-owner running limits: $name', ({ dialect, routines }) => {
@@ -62,7 +62,7 @@ describe.each(IMPLEMENTATIONS)('per-owner running limits: $name', ({ dialect, ro
     expect(claims.filter((c) => c.ownerUserId === 'light').map((c) => c.operationId)).toEqual([light]);
     const waiting = hogs.filter((id) => !claims.some((c) => c.operationId === id));
     for (const id of waiting) expect(await rowOf(id)).toEqual({ status: 'queued', attempt: 0 });
-    expect(await heldSlots(store, 'running:test.noop:hog')).toBe(2);
+    expect(await heldCapacity(store, 'running:test.noop:hog')).toBe(2);
     expect(deps.metrics.total(MetricName.ClaimSkippedOwnerAtLimit, 'test.noop')).toBeGreaterThanOrEqual(1);
     await expectCapacityMatchesActive(store);
   });
@@ -79,7 +79,7 @@ describe.each(IMPLEMENTATIONS)('per-owner running limits: $name', ({ dialect, ro
   it.skipIf(skip)('every attempt end gives the running slot back: success, retry wait, final failure, cancel acknowledged, lease expiry', async () => {
     for (let i = 0; i < 16; i++) await admit('alice');
     const worker = new WorkerScope(store);
-    const held = () => heldSlots(store, 'running:test.noop:alice');
+    const held = () => heldCapacity(store, 'running:test.noop:alice');
     const next = async () => (await claimNextOperation(worker, deps)) as ClaimedOperation;
     const ends: Array<[string, (c: ClaimedOperation) => Promise<unknown>]> = [
       ['success', (c) => completeOperation(enterOwnerScope(worker, c), c)],
@@ -186,9 +186,9 @@ describe.each(IMPLEMENTATIONS)('per-owner running limits: $name', ({ dialect, ro
     expect(claimed.operationId).toBe(id);
     // A leak: the row left `running` without its slot being given back (as a hand edit or a bug would leave it).
     await store.db.updateTable('operations').set({ status: 'queued', lease_token: null, lease_expires_at: null, attempt: 0 }).where('id', '=', id).execute();
-    expect(await heldSlots(store, 'running:')).toBe(1);
+    expect(await heldCapacity(store, 'running:')).toBe(1);
     expect((await sweep()).capacityReclaimed).toBe(1);
-    expect(await heldSlots(store, 'running:')).toBe(0);
+    expect(await heldCapacity(store, 'running:')).toBe(0);
     await expectCapacityMatchesActive(store);
   });
 
@@ -197,7 +197,7 @@ describe.each(IMPLEMENTATIONS)('per-owner running limits: $name', ({ dialect, ro
     expect(await claimAll()).toHaveLength(2);
     await setOwnerPlan(store, 'grower', 'pro');
     expect(await claimAll()).toHaveLength(1);
-    expect(await heldSlots(store, 'running:test.noop:grower')).toBe(3);
+    expect(await heldCapacity(store, 'running:test.noop:grower')).toBe(3);
   });
 });
 
@@ -253,7 +253,7 @@ describe.skipIf(!hasMariadb())('the running limit under concurrency on MariaDB',
     expect(runs.sort()).toEqual(Array.from({ length: total }, (_, n) => String(n)).sort());
     const attempts = await t.store.db.selectFrom('operations').select('attempt').distinct().execute();
     expect(attempts.map((a) => a.attempt)).toEqual([1]);
-    expect(await heldSlots(t.store, 'running:')).toBe(0);
+    expect(await heldCapacity(t.store, 'running:')).toBe(0);
     await expectCapacityMatchesActive(t.store);
   });
 });

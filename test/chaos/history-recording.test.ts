@@ -100,6 +100,7 @@ describe.skipIf(!hasMariadb())('chaos history recording on mariadb', () => {
       expect(Number(changed.numUpdatedRows)).toBe(1);
       await tx.insertInto('operation_notifications').values({ operation_id: id, owner_user_id: 'chaos-owner', task_type: 'test.noop', status: 'succeeded', failure_code: null, cycle: 0, created_at: sql`NOW(3)` as never }).execute();
       await sql`UPDATE capacity_slots SET operation_id = NULL, reserved_at = NULL WHERE operation_id = ${id}`.execute(tx);
+      await sql`UPDATE owner_capacity SET active = active - 1, running = running - 1 WHERE owner_user_id = 'chaos-owner'`.execute(tx);
       await insertEffect(tx as unknown as Kysely<any>, { operationId: id, cycle: 0, attempt: first.attempt, worker: 'zombie' });
     });
     const violations = checkHistory(await readHistory(t.store, admitted)).violations;

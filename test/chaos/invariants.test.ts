@@ -35,6 +35,26 @@ function cleanHistory(): ChaosHistory {
   return withoutOperations(BROKEN_GUARD, TAKEN_OVER);
 }
 
+/**
+ * {@link cleanHistory} as this release records it: per-owner capacity as counters (`ownerCapacity`, from the active
+ * operations), no per-owner slot rows.
+ */
+function countedHistory(): ChaosHistory {
+  const h = cleanHistory();
+  const active = h.operations.filter((o) => ['queued', 'running', 'waiting_for_retry', 'waiting_for_external_fallback'].includes(o.status));
+  const owners = [...new Set(h.operations.map((o) => o.ownerUserId))];
+  return {
+    ...h,
+    capacity: h.capacity.filter((c) => !c.poolKey.startsWith('owner:') && !c.poolKey.startsWith('running:')),
+    ownerCapacity: owners.map((ownerUserId) => ({
+      taskType: 'chaos.effect',
+      ownerUserId,
+      active: active.filter((o) => o.ownerUserId === ownerUserId).length,
+      running: active.filter((o) => o.ownerUserId === ownerUserId && o.status === 'running').length,
+    })),
+  };
+}
+
 const invariantsOf = (history: ChaosHistory) => [...new Set(checkHistory(history).violations.map((v) => v.invariant))].sort();
 const succeeded = (h: ChaosHistory) => {
   const found = h.operations.find((o) => o.status === 'succeeded');
@@ -142,8 +162,34 @@ describe('chaos invariant checker', () => {
         };
       },
     ],
+    [
+      'capacityMatchesActive',
+      'an owner counter that still counts a finished operation',
+      () => {
+        const h = countedHistory();
+        return { ...h, ownerCapacity: h.ownerCapacity!.map((c, i) => (i === 0 ? { ...c, active: c.active + 1 } : c)) };
+      },
+    ],
+    [
+      'capacityMatchesActive',
+      'a per-owner slot row held where the owner counts in counters',
+      () => {
+        const h = countedHistory();
+        const s = succeeded(h);
+        return {
+          ...h,
+          operations: h.operations.map((o) => (o.id === s.id ? { ...o, status: 'queued', availableAtMs: h.readAtMs } : o)),
+          ownerCapacity: h.ownerCapacity!.map((c) => (c.ownerUserId === s.ownerUserId ? { ...c, active: c.active + 1 } : c)),
+          capacity: [...h.capacity, { poolKey: `owner:chaos.effect:${s.ownerUserId}`, operationId: s.id }, { poolKey: 'global:chaos.effect', operationId: s.id }],
+        };
+      },
+    ],
     ['chainsVerify', 'a broken recovery chain', (h) => ({ ...h, chains: { checked: 1, broken: [{ operationId: 'r-1', seq: 2, reason: 'hash mismatch' }] } })],
   ];
+
+  it('passes the recorded history as this release records it, with per-owner counters', () => {
+    expect(checkHistory(countedHistory()).violations).toEqual([]);
+  });
 
   it.each(breakages)('can fail: %s is reported for %s', (invariant, _what, corrupt) => {
     expect(invariantsOf(corrupt(cleanHistory()))).toContain(invariant);

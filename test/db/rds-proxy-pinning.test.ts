@@ -113,17 +113,17 @@ describe.skipIf(!hasMariadb())('hot paths keep RDS Proxy multiplexing, on mariad
       if (step !== undefined) current = step;
       else if (current) steps.set(current, [...(steps.get(current) ?? []), argument]);
     }
-    expect(steps.get('admission')).toEqual([expect.stringMatching(/^CALL admit_operation_v1\(/)]);
-    expect(steps.get('replay')).toEqual([expect.stringMatching(/^CALL admit_operation_v1\(/)]);
-    expect(steps.get('failing admission')).toEqual([expect.stringMatching(/^CALL admit_operation_v1\(/)]);
+    expect(steps.get('admission')).toEqual([expect.stringMatching(/^CALL admit_operation_v2\(/)]);
+    expect(steps.get('replay')).toEqual([expect.stringMatching(/^CALL admit_operation_v2\(/)]);
+    expect(steps.get('failing admission')).toEqual([expect.stringMatching(/^CALL admit_operation_v2\(/)]);
     // A failed attempt is one round trip; the worker then asks whether the owner has more due work (one probe a lane).
     expect((steps.get('wake-up: claim, run, failed attempt') ?? []).filter((statement) => !statement.startsWith('SELECT * FROM operations'))).toEqual([
-      expect.stringMatching(/^CALL claim_operations_v1\(/),
+      expect.stringMatching(/^CALL claim_operations_v2\(/),
       expect.stringMatching(/^CALL fail_attempt_v2\(/),
     ]);
     // The claim answers what the pre-run rechecks need, and the completion whether the owner has more due work.
     expect(steps.get('wake-up: claim, run, completion')).toEqual([
-      expect.stringMatching(/^CALL claim_operations_v1\(/),
+      expect.stringMatching(/^CALL claim_operations_v2\(/),
       expect.stringMatching(/^CALL complete_operations_v2\(/),
     ]);
   });

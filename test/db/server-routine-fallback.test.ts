@@ -13,7 +13,7 @@ describe.skipIf(!hasMariadb())('a release whose stored procedures are not create
   let t: TestDatabase;
   beforeAll(async () => {
     t = await createTestDatabase('mariadb');
-    for (const routine of ['admit_operation_v1', 'claim_operations_v1', 'complete_operations_v2', 'fail_attempt_v2']) await sql`DROP PROCEDURE ${sql.raw(routine)}`.execute(t.store.db);
+    for (const routine of ['admit_operation_v2', 'claim_operations_v2', 'complete_operations_v2', 'fail_attempt_v2']) await sql`DROP PROCEDURE ${sql.raw(routine)}`.execute(t.store.db);
   });
   afterAll(async () => t?.drop());
 

@@ -29,7 +29,7 @@ export function useSnapshotSuite(dialect: TestDialect, skip: boolean, answer: un
   afterAll(async () => suite.app?.drop());
   beforeEach(async () => {
     if (skip) return;
-    for (const table of ['capacity_slots', 'operation_notifications', 'operation_key_aliases', 'operations', 'ai_workspace_notes'] as const) {
+    for (const table of ['capacity_slots', 'owner_capacity', 'operation_notifications', 'operation_key_aliases', 'operations', 'ai_workspace_notes'] as const) {
       await suite.app.db.store.db.deleteFrom(table).execute();
     }
     suite.rig = await startAiRig(suite.app.db.store);

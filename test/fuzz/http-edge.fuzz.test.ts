@@ -27,6 +27,7 @@ const RUNS = 120;
 const KNOWN_TABLES = [
   'ai_workspace_notes',
   'capacity_slots',
+  'owner_capacity',
   'jobs',
   'operation_key_aliases',
   'operation_notifications',

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { sql, type Selectable } from 'kysely';
-import type { CapacitySlotsTable } from '../../lib/db/database.js';
+import type { CapacitySlotsTable, OwnerCapacityTable } from '../../lib/db/database.js';
 import { DurableOpsError } from '../../lib/errors.js';
 import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
 import { claimNextOperation, enterOwnerScope, type ClaimedOperation } from '../../lib/operations/lease/claim-operation.js';
@@ -97,6 +97,8 @@ export interface WorldState {
   readonly notifications: NotificationRow[];
   /** Capacity slots held by an operation. */
   readonly heldSlots: Selectable<CapacitySlotsTable>[];
+  /** The owners' capacity counters. */
+  readonly ownerCapacity: Selectable<OwnerCapacityTable>[];
 }
 
 /** What applying a step did: the operation it addressed (if any) and the typed error that refused it (if any). */
@@ -137,7 +139,7 @@ export class TransitionRig {
    */
   async reset(maxAttempts: number): Promise<void> {
     this.deps = testDeps({ maxAttempts });
-    await emptyTables(this.t.store, ['operation_notifications', 'operation_key_aliases', 'capacity_slots', 'operations']);
+    await emptyTables(this.t.store, ['operation_notifications', 'operation_key_aliases', 'capacity_slots', 'owner_capacity', 'operations']);
     this.t.clock.offsetMs = 0;
     this.ops.length = 0;
     this.leases.length = 0;
@@ -150,6 +152,7 @@ export class TransitionRig {
       operations: await db.selectFrom('operations').selectAll().orderBy('id').execute(),
       notifications: await db.selectFrom('operation_notifications').selectAll().orderBy('operation_id').orderBy('cycle').execute(),
       heldSlots: await db.selectFrom('capacity_slots').selectAll().where('operation_id', 'is not', null).orderBy('pool_key').orderBy('slot_no').execute(),
+      ownerCapacity: await db.selectFrom('owner_capacity').selectAll().orderBy('task_type').orderBy('owner_user_id').execute(),
     };
   }
 

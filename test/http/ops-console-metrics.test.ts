@@ -57,16 +57,9 @@ describe.each(DIALECTS)('operator console: capacity, sweeps and throughput, on %
     expect(response.json.runningByTaskType).toEqual([{ taskType: 'test.claimable', running: 1, owners: 1 }]);
   });
 
-  it.skipIf(skip)('capacity lists the 50 owner pools holding the most slots, most first, ties by key; pools holding none are left out', async () => {
-    const rows = [];
-    for (let i = 0; i < 60; i++) {
-      const pool = `owner:demo.wait:zz-${String(i).padStart(2, '0')}`;
-      const held = i < 5 ? 3 : i < 55 ? 2 : 0;
-      for (let slot = 0; slot < 3; slot++) {
-        rows.push({ pool_key: pool, slot_no: slot, operation_id: slot < held ? `00000000-0000-4000-8000-0000000${String(i * 10 + slot).padStart(5, '0')}` : null, reserved_at: null });
-      }
-    }
-    await app.db.store.db.insertInto('capacity_slots').values(rows).execute();
+  it.skipIf(skip)('capacity lists the 50 owners holding the most, most first, ties by key; owners holding none are left out', async () => {
+    const rows = Array.from({ length: 60 }, (_, i) => ({ task_type: 'demo.wait', owner_user_id: `zz-${String(i).padStart(2, '0')}`, active: i < 5 ? 3 : i < 55 ? 2 : 0, running: 0 }));
+    await app.db.store.db.insertInto('owner_capacity').values(rows).execute();
     const owners = (await ops('/api/ops/capacity')).json.pools.filter((pool: any) => pool.kind === 'owner');
     expect(owners).toHaveLength(50);
     const expected = [...Array.from({ length: 5 }, (_, i) => [i, 3]), ...Array.from({ length: 45 }, (_, i) => [i + 5, 2])].map(([i, held]) => ({
@@ -76,7 +69,7 @@ describe.each(DIALECTS)('operator console: capacity, sweeps and throughput, on %
       held,
     }));
     expect(owners).toEqual(expected);
-    await app.db.store.db.deleteFrom('capacity_slots').where('pool_key', 'like', 'owner:demo.wait:zz-%').execute();
+    await app.db.store.db.deleteFrom('owner_capacity').where('owner_user_id', 'like', 'zz-%').execute();
   });
 
   it.skipIf(skip)('throughput: one bucket per minute, oldest first, zero-filled; admissions, successes, failures and cancels counted, owner retries not admissions', async () => {

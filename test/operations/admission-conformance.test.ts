@@ -8,7 +8,7 @@ import { newOperationId } from '../../lib/operations/operation-id.js';
 import { OwnerScope } from '../../lib/operations/scopes.js';
 import { setOwnerPlan, updateOwnSettings } from '../../lib/owners/owner-settings.js';
 import { defineTask } from '../../lib/tasks/task-definition.js';
-import { expectCapacityMatchesActive, heldSlots } from '../support/capacity-invariant.js';
+import { expectCapacityMatchesActive, heldCapacity } from '../support/capacity-invariant.js';
 import { noopTask, testDeps } from '../support/fixtures.js';
 import { createTestDatabase, hasMariadb, IMPLEMENTATIONS, withRoutines, type TestDatabase } from '../support/test-store.js';
 
@@ -38,7 +38,7 @@ describe.each(IMPLEMENTATIONS)('admission conformance: $name', ({ dialect, routi
     // A store object of its own per case: the in-process path remembers pools it saw complete, per store, and every
     // case starts with no slot rows.
     store = withRoutines(t.store, routines);
-    for (const table of ['operation_events', 'operations', 'capacity_slots', 'owner_settings', 'owner_turns'] as const) await store.db.deleteFrom(table).execute();
+    for (const table of ['operation_events', 'operations', 'capacity_slots', 'owner_capacity', 'owner_settings', 'owner_turns'] as const) await store.db.deleteFrom(table).execute();
     deps = testDeps({}, { perOwner: 2, global: 3, runningPerOwner: 1, file: { plans: { pro: { perOwner: 3, runningPerOwner: 2 } } } });
     deps.registry.register(proOnlyTask);
   });
@@ -49,9 +49,10 @@ describe.each(IMPLEMENTATIONS)('admission conformance: $name', ({ dialect, routi
   const rows = () => store.db.selectFrom('operations').selectAll().orderBy('created_at').execute();
   const slotRows = async (pool: string) =>
     (await store.db.selectFrom('capacity_slots').select(['slot_no', 'operation_id']).where('pool_key', '=', pool).orderBy('slot_no').execute()).map((r) => r.operation_id);
+  const counters = () => store.db.selectFrom('owner_capacity').selectAll().orderBy('task_type').orderBy('owner_user_id').execute();
   const turns = () => store.db.selectFrom('owner_turns').select(['task_type', 'owner_user_id', 'ready_at', 'work_seq']).orderBy('owner_user_id').execute();
 
-  it.skipIf(skip)('a new admission writes the queued row, its turn, one owner and one global slot, one event, and sends one wake-up', async () => {
+  it.skipIf(skip)('a new admission writes the queued row, its turn, its owner\'s one counter row and one global slot, one event, and sends one wake-up', async () => {
     await updateOwnSettings(owner('alice'), { privacyMode: 'external_allowed' });
     const { operation, replayed } = await admit(owner('alice'), 1);
     expect(replayed).toBe(false);
@@ -75,12 +76,11 @@ describe.each(IMPLEMENTATIONS)('admission conformance: $name', ({ dialect, routi
     expect(deadlineMs).toBe(deps.policy.deadlineMs);
     const wakeMs = Date.parse(`${row?.wake_at}Z`) - Date.parse(`${row?.created_at}Z`);
     expect(wakeMs).toBe(deps.policy.wakeupResendMs);
-    expect((await slotRows('owner:test.noop:alice')).filter((id) => id === operation.id)).toHaveLength(1);
     expect((await slotRows('global:test.noop')).filter((id) => id === operation.id)).toHaveLength(1);
-    // every pool has its slot rows for its limit: owner 2, global 3, the owner's running pool 1 (free plan)
-    expect((await slotRows('owner:test.noop:alice')).length).toBe(2);
+    // the global pool has its slot rows for its limit (3); the owner's capacity is one counter row, and no slot rows
     expect((await slotRows('global:test.noop')).length).toBe(3);
-    expect(await slotRows('running:test.noop:alice')).toEqual([null]);
+    expect(await counters()).toEqual([{ task_type: 'test.noop', owner_user_id: 'alice', active: 1, running: 0 }]);
+    expect(await store.db.selectFrom('capacity_slots').select('pool_key').where('pool_key', 'not like', 'global:%').execute()).toEqual([]);
     expect(await turns()).toEqual([{ task_type: 'test.noop', owner_user_id: 'alice', ready_at: row?.available_at, work_seq: expect.any(Number) }]);
     expect(await store.db.selectFrom('operation_events').select(['operation_id', 'to_status']).execute()).toEqual([{ operation_id: operation.id, to_status: 'queued' }]);
     expect(deps.wakeups.sent.map((s) => s.message)).toEqual([{ v: 1, reason: 'admitted', operationId: operation.id }]);
@@ -103,7 +103,7 @@ describe.each(IMPLEMENTATIONS)('admission conformance: $name', ({ dialect, routi
     expect(replay).toEqual({ operation: first.operation, replayed: true });
     await expect(admitOperation(owner('alice'), deps, 'k-1', body(2))).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
     expect(await rows()).toHaveLength(1);
-    expect(await heldSlots(store, '')).toBe(2);
+    expect(await heldCapacity(store, '')).toBe(2);
     expect(deps.wakeups.sent.length).toBe(sent);
   });
 
@@ -119,7 +119,7 @@ describe.each(IMPLEMENTATIONS)('admission conformance: $name', ({ dialect, routi
     await updateOwnSettings(owner('alice'), { aiEnabled: false });
     await expect(admitOperation(owner('alice'), deps, 'k-ai', { taskType: 'demo.wait', subject: { type: 'doc', id: 'x' }, params: { durationMs: 0 } })).rejects.toBeInstanceOf(NotEntitledError);
     expect(await rows()).toHaveLength(1);
-    expect(await heldSlots(store, '')).toBe(2);
+    expect(await heldCapacity(store, '')).toBe(2);
   });
 
   it.skipIf(skip)('a full owner pool is 429 owner and a full global pool 429 global, each writing nothing; the plan sets the owner limit', async () => {
@@ -132,18 +132,23 @@ describe.each(IMPLEMENTATIONS)('admission conformance: $name', ({ dialect, routi
     await admit(owner('pat'));
     await expect(admit(owner('bob'))).rejects.toMatchObject({ pool: 'global' });
     expect(await rows()).toHaveLength(3);
-    expect((await slotRows('owner:test.noop:pat')).length).toBe(3);
-    expect((await slotRows('running:test.noop:pat')).length).toBe(2);
+    expect(await counters()).toEqual([
+      { task_type: 'test.noop', owner_user_id: 'alice', active: 2, running: 0 },
+      // A new owner refused at the global pool keeps the counter row made before the reserving transaction, at zero.
+      { task_type: 'test.noop', owner_user_id: 'bob', active: 0, running: 0 },
+      { task_type: 'test.noop', owner_user_id: 'pat', active: 1, running: 0 },
+    ]);
     await expectCapacityMatchesActive(store);
   });
 
-  it.skipIf(skip)('a raised limit creates the missing slots of the pools', async () => {
+  it.skipIf(skip)('a raised limit admits at once: the global pool gets its missing slots, the owner counter its new bound', async () => {
     await admit(owner('alice'));
     await admit(owner('alice'));
-    expect(await heldSlots(store, 'owner:test.noop:alice')).toBe(2);
+    expect(await heldCapacity(store, 'owner:test.noop:alice')).toBe(2);
     deps = { ...deps, capacity: testDeps({}, { perOwner: 4, global: 5 }).capacity };
     await admit(owner('alice'));
-    expect((await slotRows('owner:test.noop:alice')).length).toBe(4);
+    await admit(owner('alice'));
+    await expect(admit(owner('alice'))).rejects.toMatchObject({ pool: 'owner' });
     expect((await slotRows('global:test.noop')).length).toBe(5);
     await expectCapacityMatchesActive(store);
   });
@@ -153,7 +158,7 @@ describe.each(IMPLEMENTATIONS)('admission conformance: $name', ({ dialect, routi
     expect(new Set(clicks.map((c) => c.operation.id)).size).toBe(1);
     expect(clicks.filter((c) => !c.replayed)).toHaveLength(1);
     expect(await rows()).toHaveLength(1);
-    expect(await heldSlots(store, '')).toBe(2);
+    expect(await heldCapacity(store, '')).toBe(2);
   });
 
   it.skipIf(skip)('concurrent admissions of many owners never hold more than the global limit', async () => {
@@ -162,12 +167,12 @@ describe.each(IMPLEMENTATIONS)('admission conformance: $name', ({ dialect, routi
     const admitted = results.filter((r) => r.status === 'fulfilled').length;
     expect(admitted).toBe(5);
     for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(CapacityExhaustedError);
-    expect(await heldSlots(store, 'global:')).toBe(5);
+    expect(await heldCapacity(store, 'global:')).toBe(5);
     await expectCapacityMatchesActive(store);
   });
 });
 
-describe.skipIf(!hasMariadb())('admit_operation_v1 creating the same pools concurrently, on mariadb', () => {
+describe.skipIf(!hasMariadb())('admit_operation_v2 creating the same global pool and owner rows concurrently, on mariadb', () => {
   let t: TestDatabase;
   beforeAll(async () => {
     t = await createTestDatabase('mariadb');
@@ -182,7 +187,7 @@ describe.skipIf(!hasMariadb())('admit_operation_v1 creating the same pools concu
           callAdmitOperation(t.store, capacity, {
             row: {
               id: newOperationId(),
-              owner_user_id: `o${i % 4}`,
+              owner_user_id: `o${round}-${i % 4}`,
               task_type: 'test.noop',
               idempotency_key: `race-${round}-${i}`,
               request_hash: 'a'.repeat(64),
@@ -196,8 +201,8 @@ describe.skipIf(!hasMariadb())('admit_operation_v1 creating the same pools concu
             wakeMs: 30_000,
             turnSeed: newTurnSeed(),
             task: {},
-            // Pools no admission has created yet: every call of the round races to create them.
-            pools: { owner: `owner:race-${round}:o${i % 4}`, global: `global:race-${round}`, running: `running:race-${round}:o${i % 4}` },
+            // A global pool and owners' counter rows no admission has created yet: every call of the round races to create them.
+            globalPool: `global:race-${round}`,
             globalLimit: 2_000,
           }),
         ),

@@ -1,6 +1,6 @@
 import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensurePool, runningPoolKey } from '../../lib/capacity/capacity.js';
+import { ensureOwnerCapacityRows } from '../../lib/capacity/owner-capacity.repository.js';
 import type { Store } from '../../lib/db/store.js';
 import { claimNextOperation } from '../../lib/operations/lease/claim-operation.js';
 import { selectReadyTurns } from '../../lib/operations/lease/owner-turns.repository.js';
@@ -49,7 +49,7 @@ describe.skipIf(!hasMariadb())(`a claim for another owner behind ${BACKLOG} queu
     // One connection: the claim's statements and the Handler_read_* reads around it share a session.
     t = await createTestDatabase('mariadb', { poolSize: 1 });
     locks = { ...t, store: (await import('../../lib/db/store.js')).openStore(t.url, { poolSize: 3 }) };
-    for (const owner of ['hog', 'light']) await ensurePool(t.store, runningPoolKey('test.noop', owner), LIMIT);
+    await ensureOwnerCapacityRows(t.store, ['hog', 'light'].map((ownerUserId) => ({ taskType: 'test.noop', ownerUserId })));
     // Older than the light owner's row and of higher priority: ahead of it in any order that ignores owners.
     await insertBacklog(t.store, BACKLOG, (i) => ({ status: 'queued', priority: 5, deadline: HOUR, available: -HOUR + i }), 'hog');
     await insertBacklog(t.store, BACKLOG, (i) => ({ status: 'queued', taskType: 'other.type', priority: 9, deadline: HOUR, available: -HOUR + i }), 'other');

@@ -17,7 +17,7 @@ import { createTestDatabase, hasMariadb, IMPLEMENTATIONS, withRoutines, type Tes
 // oldest. Never early, never past the deadline.
 
 const HOUR = 3_600_000;
-const TABLES = ['operation_notifications', 'operation_events', 'operations', 'capacity_slots', 'owner_turns'] as const;
+const TABLES = ['operation_notifications', 'operation_events', 'operations', 'capacity_slots', 'owner_capacity', 'owner_turns'] as const;
 
 // A conformance suite: the same cases for `claim_operations_v1` and the in-process `FairClaim` (docs/design.md §9).
 describe.each(IMPLEMENTATIONS)('the fair claim order: $name', ({ dialect, routines }) => {

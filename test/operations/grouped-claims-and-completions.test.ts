@@ -6,7 +6,7 @@ import { claimNextOperation, enterOwnerScope, type ClaimedOperation } from '../.
 import { cancelRequestedUnderLease, completeOperation } from '../../lib/operations/lease/lease-operations.js';
 import { cancelOperation } from '../../lib/operations/owner/owner-commands.js';
 import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
-import { expectCapacityMatchesActive, heldSlots } from '../support/capacity-invariant.js';
+import { expectCapacityMatchesActive, heldCapacity } from '../support/capacity-invariant.js';
 import { testDeps } from '../support/fixtures.js';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
 
@@ -23,7 +23,7 @@ describe.each(DIALECTS)('claims and completions made together on %s', (dialect) 
   afterAll(async () => t?.drop());
   beforeEach(async () => {
     if (skip) return;
-    for (const table of ['operation_notifications', 'operation_events', 'operations', 'capacity_slots'] as const) await t.store.db.deleteFrom(table).execute();
+    for (const table of ['operation_notifications', 'operation_events', 'operations', 'capacity_slots', 'owner_capacity'] as const) await t.store.db.deleteFrom(table).execute();
     deps = testDeps({}, { file: { routes: { solo: 1 } } });
     deps.registry.register({ ...deps.registry.get('test.noop'), type: 'test.solo', capacityRoute: 'solo' });
   });
@@ -78,7 +78,7 @@ describe.each(DIALECTS)('claims and completions made together on %s', (dialect) 
     expect(claimed.filter((id) => solo.includes(id))).toHaveLength(1);
     expect(claimed.filter((id) => plain.includes(id)).sort()).toEqual([...plain].sort());
     expect(claims.filter((claim) => claim === null)).toHaveLength(1);
-    expect(await heldSlots(t.store, 'route:')).toBe(1);
+    expect(await heldCapacity(t.store, 'route:')).toBe(1);
   });
 
   it.skipIf(skip)('concurrent completions each succeed exactly once: one notification each, every slot released', async () => {

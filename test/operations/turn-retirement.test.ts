@@ -13,7 +13,7 @@ import { createTestDatabase, hasMariadb, IMPLEMENTATIONS, withRoutines, type Tes
 // An owner's turn (docs/design.md §4, fair share) leaves the claim order when the owner's last claimable operation of
 // the task type ends — in the transaction that ends it — so finished owners never queue ahead of owners with work.
 
-const TABLES = ['operation_notifications', 'operation_events', 'operations', 'capacity_slots', 'owner_turns'] as const;
+const TABLES = ['operation_notifications', 'operation_events', 'operations', 'capacity_slots', 'owner_capacity', 'owner_turns'] as const;
 
 /** Real concurrent rounds of "the owner's last operation completes while the owner admits the next". */
 const ROUNDS = 40;

@@ -6,14 +6,14 @@ import type { TaskDefinition } from '../../tasks/task-definition.js';
 import type { NewOperation, OperationRow } from '../store/operation.repository.js';
 
 /**
- * The call of `admit_operation_v1` (migrations/20261202001500_create_admit_operation_v1.ts; docs/design.md §9,
+ * The call of `admit_operation_v2` (migrations/20261202002400_create_owner_capacity_routines_v2.ts; docs/design.md §9,
  * server-side routines): the statement text is fixed, compiled once — only the parameters change per call, and mysql2
  * sends them inline in the one text packet (`query`, never `execute`: no server-side prepared statement, which would
  * pin an RDS Proxy session).
  */
-export const ADMIT_CALL = `CALL admit_operation_v1(${Array.from({ length: 23 }, () => '?').join(', ')})`;
+export const ADMIT_CALL = `CALL admit_operation_v2(${Array.from({ length: 21 }, () => '?').join(', ')})`;
 
-/** What one admission call needs: the new row's fields, its policy times and its pools. */
+/** What one admission call needs: the new row's fields, its policy times and its global pool (the owner's capacity is its counter row). */
 export interface AdmitCall {
   readonly row: Omit<NewOperation, 'privacy_mode'>;
   /** From admission to the queued deadline, ms. */
@@ -23,7 +23,7 @@ export interface AdmitCall {
   /** A new `owner_turns` row's first `work_seq` (random, see `markOwnersReady`). */
   readonly turnSeed: number;
   readonly task: Pick<TaskDefinition, 'entitlement'>;
-  readonly pools: { readonly owner: string; readonly global: string; readonly running: string };
+  readonly globalPool: string;
   readonly globalLimit: number;
 }
 
@@ -62,7 +62,7 @@ export function planTable(capacity: CapacityPolicy, taskType: string, task: Pick
 }
 
 /**
- * Runs `admit_operation_v1` once (one round trip) and reads its one result set.
+ * Runs `admit_operation_v2` once (one round trip) and reads its one result set.
  * @throws the driver's error for anything the routine re-raised (a deadlock is 1213: `caps.isTransient`).
  * @throws {Error} when the answer is not one the routine gives (a routine of another version installed).
  */
@@ -89,9 +89,7 @@ export async function callAdmitOperation(store: Store, capacity: CapacityPolicy,
     DEFAULT_OWNER_SETTINGS.privacyMode,
     planTable(capacity, row.task_type, call.task),
     call.globalLimit,
-    call.pools.owner,
-    call.pools.global,
-    call.pools.running,
+    call.globalPool,
   ];
   const { rows } = await store.db.executeQuery(CompiledQuery.raw(ADMIT_CALL, parameters));
   // A CALL answers with its result sets, then the call's own status: [[rows of the one SELECT], OkPacket].
@@ -103,5 +101,5 @@ export async function callAdmitOperation(store: Store, capacity: CapacityPolicy,
     return { outcome, row: operation as unknown as OperationRow };
   }
   if (typeof outcome === 'string' && ROWLESS.has(outcome)) return { outcome } as AdmitCallOutcome;
-  throw new Error(`admit_operation_v1 answered ${JSON.stringify(outcome)}`);
+  throw new Error(`admit_operation_v2 answered ${JSON.stringify(outcome)}`);
 }

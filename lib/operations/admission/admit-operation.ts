@@ -1,5 +1,5 @@
 import { takeAdmissionToken } from '../../capacity/admission-rate.js';
-import { globalPoolKey, ownerPoolKey, prepareAdmissionPools, reserveAdmission, restoreMissingPools, runningPoolKey } from '../../capacity/capacity.js';
+import { globalPoolKey, prepareAdmissionPools, reserveAdmission, restoreMissingPools } from '../../capacity/capacity.js';
 import type { CapacityPolicy } from '../../capacity/capacity-policy.js';
 import { inTransaction } from '../../db/transaction.js';
 import { viaRoutine } from '../../db/server-routine.js';
@@ -58,7 +58,7 @@ export interface Admission {
  * after the commit it sends the SQS wake-up. A failed send is logged, not thrown: the row is durable and the sweeper
  * re-sends wake-ups for rows left unclaimed.
  *
- * On MariaDB all of that but the validation and the wake-up is **one round trip**: one `CALL admit_operation_v1`
+ * On MariaDB all of that but the validation and the wake-up is **one round trip**: one `CALL admit_operation_v2`
  * makes the same decision server-side (docs/design.md §9) for every task type without an exclusive subject or an
  * admission rate; those, and every admission on SQLite, run the statements below from here.
  *
@@ -148,7 +148,7 @@ function mayRateLimit(capacity: CapacityPolicy, taskType: string): boolean {
 }
 
 /**
- * The admission as one `CALL admit_operation_v1` (MariaDB, `caps.serverRoutines`; docs/design.md §9): the same
+ * The admission as one `CALL admit_operation_v2` (MariaDB, `caps.serverRoutines`; docs/design.md §9): the same
  * decision as {@link admitInProcess} — owner recheck, insert with its idempotency outcome, turn, both slots — made
  * server-side in one round trip, for task types with no exclusive subject and no admission rate (those lock a subject
  * row the task defines, or spend a token, and take the in-process path). Run through `viaRoutine` (a deadlock is
@@ -178,7 +178,7 @@ async function admitInOneCall(scope: OwnerScope, deps: AdmissionDeps, { key, req
         wakeMs: deps.policy.wakeupResendMs,
         turnSeed: newTurnSeed(),
         task,
-        pools: { owner: ownerPoolKey(taskType, ownerUserId), global: globalPoolKey(taskType), running: runningPoolKey(taskType, ownerUserId) },
+        globalPool: globalPoolKey(taskType),
         globalLimit: deps.capacity.admissionLimits(taskType, '*').global,
     });
     switch (answer.outcome) {
@@ -258,10 +258,12 @@ async function admitInProcess(scope: OwnerScope, deps: AdmissionDeps, { key, req
           },
           policy.deadlineMs,
           deps.policy.wakeupResendMs,
+          async () => {
+            // After the insert (a duplicate key never spends a token), before the capacity (see above).
+            if (rate) await takeAdmissionToken(tx, store.caps, { taskType: request.taskType, ownerUserId: scope.ownerUserId }, rate);
+            await reserveAdmission(tx, store.caps.skipLocked, pools, id);
+          },
         );
-        // After the insert (a duplicate key never spends a token), before the slots (see above).
-        if (rate) await takeAdmissionToken(tx, store.caps, { taskType: request.taskType, ownerUserId: scope.ownerUserId }, rate);
-        await reserveAdmission(tx, store.caps.skipLocked, pools, id);
       });
     } catch (error) {
       // "Full" from a pool whose rows vanished since this process last saw them: re-create them and try again.

@@ -1,4 +1,5 @@
 import { ensurePool } from '../../capacity/capacity.js';
+import { ensureOwnerCapacityRows, type OwnerPair } from '../../capacity/owner-capacity.repository.js';
 import type { CapacityPolicy } from '../../capacity/capacity-policy.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import type { Store } from '../../db/store.js';
@@ -35,7 +36,7 @@ export interface ClaimedOperation extends LeaseKey {
   /** The opaque subject reference stored at admission. */
   readonly subject: { readonly type: string; readonly id: string };
   /**
-   * What a read right after the claim's commit saw, when the claim made one (MariaDB's `claim_operations_v1` answers it
+   * What a read right after the claim's commit saw, when the claim made one (MariaDB's `claim_operations_v2` answers it
    * in the same round trip; in-process claims leave it out): whether the lease still held, whether the owner has asked to
    * cancel, and the owner's live settings. The worker, which runs a claim the moment it commits, makes its pre-run
    * rechecks (docs/design.md §2, §4, §5) from it instead of reading again; without it, or for a claim run later
@@ -77,19 +78,20 @@ const EVERY_ROUTE: ClaimableRoutes = Object.freeze({ local: true, external: true
  * whose time has come; never one past its deadline; never one whose owner already has its running limit of that task
  * type running (`CapacityPolicy.runningLimit`: the owner is passed over, its operations stay as they are, attempts
  * unspent, and the claim serves the next owner). The new lease token has 256 bits from `crypto.randomBytes`. In one
- * short transaction — on MariaDB one `CALL claim_operations_v1` that runs these steps server-side (docs/design.md §9);
+ * short transaction — on MariaDB one `CALL claim_operations_v2` that runs these steps server-side (docs/design.md §9);
  * SQLite sends them one by one without the locking clauses:
  *
  * 1. the ready turns, a page at a time: `owner_turns` rows of the claimer's task types with `ready_at <= now`, in
  *    `served_at` order (`selectReadyTurns`: a plain read of one range of `owner_turns_type_turn_idx` per task type, merged),
  *    and those owners' plans (one read of `owner_settings`, only when a plan has a running limit of its own:
  *    `runningLimitsByPlan`);
- * 2. per turn, in order: its owner's free running slots, locked `SKIP LOCKED` (`lockFreeSlots` on
- *    `running:<task type>:<owner>`) — none free: the owner is at its limit, counted as `ClaimSkippedOwnerAtLimit`, and
- *    passed over — then that owner's best due rows of the lanes the claimer serves, as many as it has free slots
- *    (`selectClaimCandidates`: one range of `operations_owner_claim_idx` per lane, `FOR UPDATE SKIP LOCKED`), each
- *    given a running slot (`takeSlot`) and, on a limited route (`capacityRoute`; model tasks: their local runs only),
- *    a route slot (`reserveSlot`; a full route sets its lanes aside for the rest of the claim);
+ * 2. per turn, in order: its owner's running counter (`owner_capacity.running`), locked `SKIP LOCKED` (`lockRunning`;
+ *    a row another transaction holds counts as none free) — none free: the owner is at its limit, counted as
+ *    `ClaimSkippedOwnerAtLimit`, and passed over — then that owner's best due rows of the lanes the claimer serves, as
+ *    many as it has free (`selectClaimCandidates`: one range of `operations_owner_claim_idx` per lane, `FOR UPDATE
+ *    SKIP LOCKED`), each, on a limited route (`capacityRoute`; model tasks: their local runs only), given a route slot
+ *    (`reserveSlot`; a full route sets its lanes aside for the rest of the claim); the counter is raised by the rows
+ *    taken (`addRunning`);
  * 3. at the end, one `UPDATE operations SET status = 'running', … WHERE (id = ? AND status = ?) OR …` for every row
  *    taken (`claimLocked`), `served_at = now` for the turns served (`markServed`), and for each turn that had nothing
  *    due, its `ready_at` moved to its next due time or the turn deleted (`retireTurn`); a turn passed over at its limit
@@ -98,8 +100,8 @@ const EVERY_ROUTE: ClaimableRoutes = Object.freeze({ local: true, external: true
  *
  * A group of n claims shares the turns fairly: each ready owner gets up to ⌈n / owners⌉ in a first pass, owners that
  * took their whole share get the remainder in the next (work-conserving: a lone owner gets all n, up to its limit).
- * The claim reads the turns it considers, each one's running slots, and the rows it takes — O(n) reads and locks plus
- * one turn and one slot read per owner at its limit it passes over; never an owner's backlog (`npm run bench --
+ * The claim reads the turns it considers, each one's running counter, and the rows it takes — O(n) reads and locks plus
+ * one turn and one counter read per owner at its limit it passes over; never an owner's backlog (`npm run bench --
  * --fairness`, `test/operations/fair-claim-bounds.test.ts`). Owners passed over at their limit go to the back of the
  * line (`served_at = now`), so the next claims reach the others first; a claim reads on, page by page, until it has its
  * claims, no turn is left, or it has read `MAX_TURNS_PER_CLAIM` (256) turns (`fair-claim.ts`, which holds the
@@ -150,9 +152,9 @@ function claimGroupOf(store: Store, deps: ClaimDeps, routes: ClaimableRoutes): G
 }
 
 /**
- * Claims up to `max` operations (see {@link claimNextOperation}). A turn whose owner's running pool lacks slot rows
- * (its limit was raised, or its operations predate the pool) is passed over inside the transaction; the pool is then
- * completed outside it and the claim runs once more for what is still missing.
+ * Claims up to `max` operations (see {@link claimNextOperation}). A turn whose owner has no `owner_capacity` row (its
+ * operations predate it: admitted by an earlier release) is passed over inside the transaction; the row is then
+ * created outside it, counted from the operations, and the claim runs once more for what is still missing.
  */
 async function claimUpTo(store: Store, deps: ClaimDeps, routes: ClaimableRoutes, max: number): Promise<ClaimedOperation[]> {
   const lanes: Lane[] = [];
@@ -167,19 +169,19 @@ async function claimUpTo(store: Store, deps: ClaimDeps, routes: ClaimableRoutes,
     if (slot) await ensurePool(store, slot.key, slot.limit);
   }
   const first = await claimOnce(store, deps, lanes, max);
-  if (first.incompletePools.length === 0 || first.claims.length >= max) return first.claims;
-  for (const pool of first.incompletePools) await ensurePool(store, pool.key, pool.limit);
+  if (first.incompletePairs.length === 0 || first.claims.length >= max) return first.claims;
+  await ensureOwnerCapacityRows(store, first.incompletePairs);
   const second = await claimOnce(store, deps, lanes, max - first.claims.length);
   return [...first.claims, ...second.claims];
 }
 
 /**
- * One claim transaction: on MariaDB one `CALL claim_operations_v1` (`caps.serverRoutines`; docs/design.md §9) — the
+ * One claim transaction: on MariaDB one `CALL claim_operations_v2` (`caps.serverRoutines`; docs/design.md §9) — the
  * same decision as `FairClaim`, made server-side in one round trip (`viaRoutine`: a deadlock is retried, a routine
  * not there yet falls back) — else `FairClaim` statement by statement.
  */
-async function claimOnce(store: Store, deps: ClaimDeps, lanes: readonly Lane[], max: number): Promise<{ claims: ClaimedOperation[]; incompletePools: readonly { key: string; limit: number }[] }> {
-  return viaRoutine(
+async function claimOnce(store: Store, deps: ClaimDeps, lanes: readonly Lane[], max: number): Promise<{ claims: ClaimedOperation[]; incompletePairs: readonly OwnerPair[] }> {
+  return viaRoutine<{ claims: ClaimedOperation[]; incompletePairs: readonly OwnerPair[] }>(
     store,
     async () => {
       const result = await callClaimOperations(store, deps, lanes, max);

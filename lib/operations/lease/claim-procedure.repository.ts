@@ -1,6 +1,6 @@
 import { CompiledQuery } from 'kysely';
 import { randomBytes } from 'node:crypto';
-import { runningPoolKey } from '../../capacity/capacity.js';
+import type { OwnerPair } from '../../capacity/owner-capacity.repository.js';
 import type { Store } from '../../db/store.js';
 import { DEFAULT_OWNER_SETTINGS } from '../../owners/owner-settings.js';
 import type { PrivacyMode } from '../../owners/privacy-mode.js';
@@ -10,12 +10,12 @@ import type { ClaimDeps, ClaimedOperation } from './claim-operation.js';
 import { MAX_TURNS_PER_CLAIM, priorityTiers, routeSlotOf, type Lane } from './fair-claim.js';
 
 /**
- * The call of `claim_operations_v1` (migrations/20261202001900_create_claim_operations_v1.ts; docs/design.md §9):
+ * The call of `claim_operations_v2` (migrations/20261202002400_create_owner_capacity_routines_v2.ts; docs/design.md §9):
  * fixed text, compiled once; the claimer's task types and the fresh lease tokens go as JSON parameters, inline in the
  * one text packet (mysql2 `query`: no server-side prepared statement). The text grows about 250 bytes per task type
  * and 67 per claim: a registry of 40 task types claiming 32 at once stays under the 16 KB above which RDS Proxy pins.
  */
-export const CLAIM_CALL = 'CALL claim_operations_v1(?, ?, ?, ?, ?, ?, ?)';
+export const CLAIM_CALL = 'CALL claim_operations_v2(?, ?, ?, ?, ?, ?, ?)';
 
 /** One task type as the routine reads it (see the migration for the fields). */
 interface TypeConfig {
@@ -25,7 +25,6 @@ interface TypeConfig {
   readonly ms: number;
   readonly rk?: string;
   readonly rn?: number;
-  readonly rp: string;
   readonly lim: Readonly<Record<string, number>>;
 }
 
@@ -46,7 +45,6 @@ export function claimConfig(deps: ClaimDeps, lanes: readonly Lane[]): string {
           all: task.model !== undefined ? 2 : 1,
           ms: taskPolicy(task, deps.policy).leaseMs,
           ...(route ? { rk: route.key, rn: route.limit } : {}),
-          rp: runningPoolKey(type, ''),
           lim: Object.fromEntries(plans.map((plan) => [plan, deps.capacity.runningLimit(type, plan)])),
         };
       }),
@@ -54,11 +52,11 @@ export function claimConfig(deps: ClaimDeps, lanes: readonly Lane[]): string {
   );
 }
 
-/** What one claim call did: the claims, the task type of each turn passed over at its limit, and running pools lacking rows. */
+/** What one claim call did: the claims, the task type of each turn passed over at its limit, and pairs lacking their counter row. */
 export interface ClaimCallResult {
   readonly claims: ClaimedOperation[];
   readonly passedOver: readonly string[];
-  readonly incompletePools: { readonly key: string; readonly limit: number }[];
+  readonly incompletePairs: readonly OwnerPair[];
 }
 
 /** A claimed row as the routine answers it. */
@@ -83,7 +81,7 @@ interface ClaimedRow {
 }
 
 /**
- * Runs `claim_operations_v1` once (one round trip): up to `max` claims in the fair order, each with a new lease token
+ * Runs `claim_operations_v2` once (one round trip): up to `max` claims in the fair order, each with a new lease token
  * of 256 bits from `crypto.randomBytes`.
  * @throws the driver's error for anything the routine re-raised (a deadlock is 1213: `caps.isTransient`).
  */
@@ -100,8 +98,8 @@ export async function callClaimOperations(store: Store, deps: ClaimDeps, lanes: 
   ];
   const { rows } = await store.db.executeQuery(CompiledQuery.raw(CLAIM_CALL, parameters));
   // [[claimed rows], [summary row], OkPacket]
-  const [claimed, summary] = rows as unknown as [ClaimedRow[], [{ passed_over: string; incomplete_pools: string }]];
-  const incomplete = JSON.parse(summary[0].incomplete_pools) as [string, number][];
+  const [claimed, summary] = rows as unknown as [ClaimedRow[], [{ passed_over: string; incomplete_pairs: string }]];
+  const incomplete = JSON.parse(summary[0].incomplete_pairs) as [string, string][];
   return {
     // The i-th claim was given the i-th token; the row's token is what a read after the commit saw.
     claims: claimed.map((row, i) => ({
@@ -126,6 +124,6 @@ export async function callClaimOperations(store: Store, deps: ClaimDeps, lanes: 
       },
     })),
     passedOver: JSON.parse(summary[0].passed_over) as string[],
-    incompletePools: incomplete.map(([key, limit]) => ({ key, limit })),
+    incompletePairs: incomplete.map(([taskType, ownerUserId]) => ({ taskType, ownerUserId })),
   };
 }

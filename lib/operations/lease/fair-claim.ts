@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { lockFreeSlots, poolComplete, reserveSlot, routePoolKey, runningPoolKey, takeSlot } from '../../capacity/capacity.js';
+import { reserveSlot, routePoolKey } from '../../capacity/capacity.js';
+import { addRunning, lockRunning, type OwnerPair } from '../../capacity/owner-capacity.repository.js';
 import type { TxContext } from '../../db/database.js';
 import { MetricName } from '../../observability/metrics.js';
 import { findPlansOf } from '../../owners/owner-settings.repository.js';
@@ -53,12 +54,6 @@ export function routeSlotOf(deps: ClaimDeps, lane: Lane): { key: string; limit: 
   return route === undefined || limit === undefined ? undefined : { key: routePoolKey(route), limit };
 }
 
-/** A pool, by key and limit. */
-interface Pool {
-  readonly key: string;
-  readonly limit: number;
-}
-
 /** One claim transaction in the fair order (see {@link claimNextOperation}). */
 export class FairClaim {
   private readonly claims: ClaimedOperation[] = [];
@@ -66,7 +61,8 @@ export class FairClaim {
   private readonly taken = new Set<string>();
   private readonly served = new Map<string, OwnerTurn>();
   private readonly retired: OwnerTurn[] = [];
-  private readonly incomplete: Pool[] = [];
+  /** Pairs whose owner has no `owner_capacity` row (operations admitted before it existed): created after the claim. */
+  private readonly incomplete: OwnerPair[] = [];
   /** Turns passed over at their running limit. */
   private readonly passedOver: OwnerTurn[] = [];
   /** Turns with nothing due in the lanes this claimer serves, which it cannot retire: sent to the back (`served_at`). */
@@ -81,14 +77,14 @@ export class FairClaim {
     private eligible: readonly Lane[],
   ) {}
 
-  /** Runs the claim for up to `max` operations; `incompletePools` are running pools that lacked slot rows. */
-  async run(max: number): Promise<{ claims: ClaimedOperation[]; incompletePools: Pool[] }> {
+  /** Runs the claim for up to `max` operations; `incompletePairs` are the pairs passed over for lack of a counter row. */
+  async run(max: number): Promise<{ claims: ClaimedOperation[]; incompletePairs: OwnerPair[] }> {
     for (const tier of priorityTiers(this.deps, this.eligible)) {
       if (this.claims.length >= max) break;
       await this.serveTier(tier, max);
     }
     await this.finish();
-    return { claims: this.claims, incompletePools: this.incomplete };
+    return { claims: this.claims, incompletePairs: this.incomplete };
   }
 
   /**
@@ -131,14 +127,19 @@ export class FairClaim {
   private async serve(turn: OwnerTurn, plan: string, want: number): Promise<number> {
     const lanes = this.eligible.filter((lane) => lane.type === turn.taskType);
     if (lanes.length === 0) return 0;
-    const running: Pool = { key: runningPoolKey(turn.taskType, turn.ownerUserId), limit: this.deps.capacity.runningLimit(turn.taskType, plan) };
-    const slots = await lockFreeSlots(this.tx, this.skipLocked, running, want);
-    if (slots.length === 0) {
-      if (!(await poolComplete(this.tx, running.key, running.limit))) this.incomplete.push(running);
-      else this.passedOver.push(turn);
+    // The owner's running counter, locked (SKIP LOCKED: an owner whose row another transaction holds is passed over).
+    const pair: OwnerPair = { taskType: turn.taskType, ownerUserId: turn.ownerUserId };
+    const running = await lockRunning(this.tx, pair, this.skipLocked);
+    if (running === 'missing') {
+      this.incomplete.push(pair);
       return 0;
     }
-    const rows = await this.candidates(turn, lanes, slots.length);
+    const free = running === 'locked' ? 0 : this.deps.capacity.runningLimit(turn.taskType, plan) - running;
+    if (free <= 0) {
+      this.passedOver.push(turn);
+      return 0;
+    }
+    const rows = await this.candidates(turn, lanes, Math.min(want, free));
     if (rows.length === 0) {
       // Only a claimer that serves every lane of the task type knows the turn has nothing due, and retires it. One that
       // serves some lanes sends the turn to the back of the line instead (`served_at = now`), so turns it cannot retire
@@ -157,10 +158,10 @@ export class FairClaim {
         this.eligible = this.eligible.filter((other) => routeSlotOf(this.deps, other)?.key !== route.key);
         continue;
       }
-      await takeSlot(this.tx, running.key, slots[mine.length] as number, row.id);
       this.taken.add(row.id);
       mine.push(row);
     }
+    await addRunning(this.tx, pair, mine.length);
     for (const row of mine) this.claims.push(claimOf(this.deps, row));
     if (mine.length > 0) this.served.set(keyOf(turn), turn);
     return mine.length;

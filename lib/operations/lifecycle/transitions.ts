@@ -58,7 +58,13 @@ const LEASE_CLEARED = { lease_token: null, lease_expires_at: null } as const;
  * Returns true when every targeted row moved, false when none did.
  * @throws {TransitionRaceError} when only some did, or (sweeper-locked `ids`) any did not.
  */
-async function move(tx: TxContext, event: OperationEvent, target: StatusTarget, changes: (now: Now) => NonStatusChanges): Promise<boolean> {
+async function move(
+  tx: TxContext,
+  event: OperationEvent,
+  target: StatusTarget,
+  changes: (now: Now) => NonStatusChanges,
+  reserve?: (ids: readonly string[]) => Promise<void>,
+): Promise<boolean> {
   const { from, to } = TRANSITIONS[event];
   const ids = target.by === 'lease' ? target.leases.map((lease) => lease.operationId) : target.by === 'ids' ? target.ids : [target.id];
   if (ids.length === 0) return true;
@@ -74,11 +80,12 @@ async function move(tx: TxContext, event: OperationEvent, target: StatusTarget, 
   if (changed !== targetSize(target)) throw new TransitionRaceError(event, changed, targetSize(target));
   if (terminal) {
     await insertTerminalNotifications(tx, ids);
-    await releaseCapacity(tx, ids, 'all');
+    await releaseCapacity(tx, ids, 'all', leavesRun);
     if (target.by !== 'ids') await retireIdleTurns(tx, ids);
   } else if (leavesRun) {
-    await releaseCapacity(tx, ids, 'execution');
+    await releaseCapacity(tx, ids, 'execution', true);
   }
+  if (reserve) await reserve(ids);
   if (CLAIMABLE_STATUSES.includes(to)) await markOwnersReady(tx, ids);
   return true;
 }
@@ -89,11 +96,19 @@ function failureColumns(code: FailureCode | null, message: string): NonStatusCha
 }
 
 /**
- * `admit`: inserts the row as `queued` (see `insertQueued`) and makes its owner's turn ready. Admission reserves its
- * capacity in the same transaction.
+ * `admit`: inserts the row as `queued` (see `insertQueued`), has the caller `reserve` its capacity (the owner's
+ * counter, before the turn: the lock order of `owner-capacity.repository.ts`; a throw rolls everything back) and makes
+ * its owner's turn ready.
  */
-export async function admitQueued(tx: TxContext, row: NewOperation, deadlineMs: number, wakeMs: number): Promise<OperationRow> {
+export async function admitQueued(
+  tx: TxContext,
+  row: NewOperation,
+  deadlineMs: number,
+  wakeMs: number,
+  reserve: (id: string) => Promise<void>,
+): Promise<OperationRow> {
   const inserted = await insertQueued(tx, row, deadlineMs, wakeMs);
+  await reserve(inserted.id);
   await markOwnersReady(tx, [inserted.id]);
   return inserted;
 }
@@ -190,10 +205,16 @@ export interface RetryCycle {
 /**
  * `owner_retry`: `failed` / `cancelled` → `queued` with attempts reset, the next cycle counted and everything of the
  * last cycle cleared — only while the row is still in `row.status` with `row.retry_count` (a decision on a stale read
- * never applies). The caller reserves admission capacity again in the same transaction.
- * @returns false when the row changed since it was read (nothing changed).
+ * never applies). `reserve` takes the admission capacity again, after the row moved and before its turn is written
+ * (the lock order of `owner-capacity.repository.ts`; a throw rolls everything back).
+ * @returns false when the row changed since it was read (nothing changed, nothing reserved).
  */
-export function requeueForRetry(tx: TxContext, row: Pick<OperationRow, 'id' | 'owner_user_id' | 'status' | 'retry_count'>, cycle: RetryCycle): Promise<boolean> {
+export function requeueForRetry(
+  tx: TxContext,
+  row: Pick<OperationRow, 'id' | 'owner_user_id' | 'status' | 'retry_count'>,
+  cycle: RetryCycle,
+  reserve: () => Promise<void>,
+): Promise<boolean> {
   if (!TRANSITIONS.owner_retry.from.includes(row.status)) return Promise.resolve(false);
   const target: StatusTarget = { by: 'owner', ownerUserId: row.owner_user_id, id: row.id, retryCount: row.retry_count };
   return move(tx, 'owner_retry', target, (now) => ({
@@ -213,7 +234,7 @@ export function requeueForRetry(tx: TxContext, row: Pick<OperationRow, 'id' | 'o
     privacy_mode: cycle.privacyMode,
     deadline_at: tx.timeAt(cycle.deadlineMs),
     wake_at: tx.timeAt(cycle.wakeMs),
-  }));
+  }), reserve);
 }
 
 /**

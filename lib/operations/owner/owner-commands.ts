@@ -123,16 +123,15 @@ export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unk
           const subject = { type: row.subject_type, id: row.subject_id };
           await assertSubjectFree(tx, task.exclusiveSubject, { ownerUserId: scope.ownerUserId, taskType: row.task_type, subject, rowLocks: scope.store.caps.rowLocks });
         }
-        const requeued = await requeueForRetry(tx, row, {
-          maxAttempts: policy.maxAttempts,
-          privacyMode: owner.privacyMode,
-          deadlineMs: policy.deadlineMs,
-          wakeMs: deps.policy.wakeupResendMs,
-        });
-        if (!requeued) return false;
-        if (rate) await takeAdmissionToken(tx, scope.store.caps, { taskType: row.task_type, ownerUserId: scope.ownerUserId }, rate);
-        await reserveAdmission(tx, scope.store.caps.skipLocked, pools, row.id);
-        return requeued;
+        return requeueForRetry(
+          tx,
+          row,
+          { maxAttempts: policy.maxAttempts, privacyMode: owner.privacyMode, deadlineMs: policy.deadlineMs, wakeMs: deps.policy.wakeupResendMs },
+          async () => {
+            if (rate) await takeAdmissionToken(tx, scope.store.caps, { taskType: row.task_type, ownerUserId: scope.ownerUserId }, rate);
+            await reserveAdmission(tx, scope.store.caps.skipLocked, pools, row.id);
+          },
+        );
       });
     } catch (error) {
       if (error instanceof CapacityExhaustedError) {
