@@ -47,8 +47,12 @@ export interface CapacityFootprint {
   readonly rows: Readonly<Record<(typeof CAPACITY_TABLES)[number], number>>;
   /** `data_length + index_length` of each table (information_schema, after `ANALYZE TABLE`), in bytes. */
   readonly bytes: Readonly<Record<(typeof CAPACITY_TABLES)[number], number>>;
-  /** All the tables' rows ÷ owners ÷ task types. */
+  /** All the tables' rows ÷ owners ÷ task types (the shared pools' rows included). */
   readonly rowsPerOwnerPerTaskType: number;
+  /** Rows of the pools everyone shares (`capacity_slots` `global:…` and `route:…`): they do not grow with the owners. */
+  readonly sharedRows: number;
+  /** The rows that belong to an owner (all but {@link sharedRows}) ÷ owners ÷ task types: what one more owner costs. */
+  readonly ownerRowsPerOwnerPerTaskType: number;
   /** All the tables' bytes ÷ owners. */
   readonly bytesPerOwner: number;
 }
@@ -274,8 +278,19 @@ async function footprintOf(serverUrl: string, arm: Arm, taskTypes: number): Prom
     );
     const bytesOf = new Map((sized as { name: string; bytes: unknown }[]).map((r) => [r.name, Number(r.bytes)]));
     const bytes = Object.fromEntries(CAPACITY_TABLES.map((t) => [t, bytesOf.get(t) ?? Number.NaN])) as Record<(typeof CAPACITY_TABLES)[number], number>;
+    const [shared] = await connection.query("SELECT COUNT(*) AS n FROM capacity_slots WHERE pool_key LIKE 'global:%' OR pool_key LIKE 'route:%'");
+    const sharedRows = Number((shared as { n: unknown }[])[0]?.n ?? 0);
     const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
-    return { owners: arm.owners, taskTypes, rows, bytes, rowsPerOwnerPerTaskType: sum(rows) / arm.owners / taskTypes, bytesPerOwner: sum(bytes) / arm.owners };
+    return {
+      owners: arm.owners,
+      taskTypes,
+      rows,
+      bytes,
+      rowsPerOwnerPerTaskType: sum(rows) / arm.owners / taskTypes,
+      sharedRows,
+      ownerRowsPerOwnerPerTaskType: (sum(rows) - sharedRows) / arm.owners / taskTypes,
+      bytesPerOwner: sum(bytes) / arm.owners,
+    };
   } finally {
     await connection.end();
   }

@@ -29,8 +29,7 @@ describe.each(IMPLEMENTATIONS)('operation lifecycle: $name', ({ dialect, routine
   beforeEach(async () => {
     if (skip) return;
     store = withRoutines(t.store, routines);
-    await store.db.deleteFrom('operation_notifications').execute();
-    await store.db.deleteFrom('operations').execute();
+    for (const table of ['operation_notifications', 'operations', 'capacity_slots', 'owner_capacity', 'owner_turns'] as const) await store.db.deleteFrom(table).execute();
     t.clock.offsetMs = 0;
     deps = testDeps();
     owner = new OwnerScope(store, 'user-a');
@@ -129,6 +128,22 @@ describe.each(IMPLEMENTATIONS)('operation lifecycle: $name', ({ dialect, routine
     expect(await sweep()).toMatchObject({ leasesCancelled: 1 });
     expect(await statusOf(other.id)).toBe('cancelled');
     expect(await notificationsOf(other.id)).toHaveLength(1);
+  });
+
+  it.skipIf(skip)('a lease that expires with a cancel requested ends cancelled with no failure left over from an earlier attempt', async () => {
+    const { operation } = await admit();
+    const first = await claim();
+    await failOperation(enterOwnerScope(worker, first), first, { kind: 'retryable', message: 'attempt 1 failed' }, 0, 60_000);
+    await claim();
+    await cancelOperation(owner, operation.id);
+    t.clock.advance(deps.policy.leaseMs + 1);
+    expect(await sweep()).toMatchObject({ leasesCancelled: 1 });
+    // As every other way to cancelled: the owner's cancel, not a failure, ended it.
+    expect(await store.db.selectFrom('operations').select(['status', 'failure_code', 'failure_message']).where('id', '=', operation.id).executeTakeFirst()).toEqual({
+      status: 'cancelled',
+      failure_code: null,
+      failure_message: null,
+    });
   });
 
   it.skipIf(skip)('a queued operation past its deadline is never claimed and fails with deadline_exceeded', async () => {

@@ -267,7 +267,8 @@ export async function expireLeases(tx: TxContext, rows: readonly ExpiredLeaseRow
   const decided = rows.map((row) => ({ id: row.id, outcome: outcomeOf(row) }));
   const idsOf = (status: OperationStatus) => decided.filter((d) => d.outcome.status === status).map((d) => d.id);
   const moves: ExpiredLeaseMoves = { cancelled: idsOf('cancelled'), failed: idsOf('failed'), retried: idsOf('waiting_for_retry') };
-  await move(tx, 'lease_expired_cancelled', { by: 'ids', ids: moves.cancelled }, () => ({}));
+  // The owner's cancel ended it, not a failure: no failure of an earlier attempt stays on the row (as `acknowledge_cancel`).
+  await move(tx, 'lease_expired_cancelled', { by: 'ids', ids: moves.cancelled }, () => ({ failure_code: null, failure_message: null }));
   await move(tx, 'lease_expired_final', { by: 'ids', ids: moves.failed }, () => failureColumns(FailureCode.leaseExpired, 'lease expired on the final attempt'));
   await move(tx, 'lease_expired_retry', { by: 'ids', ids: moves.retried }, (now) => ({ available_at: now, wake_at: now, failure_message: 'lease expired' }));
   return moves;
