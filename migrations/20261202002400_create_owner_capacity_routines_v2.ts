@@ -42,8 +42,11 @@ MODIFIES SQL DATA
 SQL SECURITY INVOKER
 COMMENT 'durable-ops: create a missing owner capacity row (docs/design.md, server-side routines)'
 BEGIN
+  DECLARE v_exists INT DEFAULT 0;
   DECLARE CONTINUE HANDLER FOR 1062 BEGIN END;
-  IF NOT EXISTS (SELECT 1 FROM owner_capacity WHERE task_type = p_task_type AND owner_user_id = p_owner) THEN
+  -- A plain SELECT … INTO: a subquery in IF or SET would take a shared lock on the row (MariaDB, in a routine).
+  SELECT COUNT(*) INTO v_exists FROM owner_capacity WHERE task_type = p_task_type AND owner_user_id = p_owner;
+  IF v_exists = 0 THEN
     -- Counted as truthOf in owner-capacity.repository.ts: claimable rows (the owner's claim index) and running rows (the
     -- running rows' index), never the owner's history.
     INSERT IGNORE INTO owner_capacity (task_type, owner_user_id, active, running)
@@ -169,10 +172,11 @@ END`;
 
 /**
  * `claim_turn_v2`: `claim_turn_v1`'s step (migrations/20261202001900_create_claim_operations_v1.ts) with the owner's
- * running limit read from its counter: `running` of the pair's `owner_capacity` row, locked `FOR UPDATE SKIP LOCKED`
- * (a row another transaction holds is passed over, never waited for; a missing row goes to `p_incomplete` as
- * `[task type, owner]`, created by the caller outside), `LEAST(want, limit − running)` rows taken, and the counter
- * raised by what it took — no running slot rows.
+ * running limit read from its counter: `running` of the pair's `owner_capacity` row as committed (a plain read, no
+ * lock), less what this claim took of it already (`p_counts`); a missing row goes to `p_incomplete` as
+ * `[task type, owner]`, created by the caller outside; `LEAST(want, limit − running − taken)` rows taken, and
+ * `[task type, owner, taken, limit]` appended to `p_counts` — `claim_operations_v2` raises the counters at its end, in
+ * key order, guarded by the limit. No running slot rows, and no lock on the counter here.
  */
 const CLAIM_TURN = `CREATE PROCEDURE claim_turn_v2(
   IN p_turn TEXT ${TEXT},
@@ -188,6 +192,7 @@ const CLAIM_TURN = `CREATE PROCEDURE claim_turn_v2(
   INOUT p_full_routes TEXT ${TEXT},
   INOUT p_passed MEDIUMTEXT ${TEXT},
   INOUT p_incomplete TEXT ${TEXT},
+  INOUT p_counts MEDIUMTEXT ${TEXT},
   OUT p_got INT
 )
 MODIFIES SQL DATA
@@ -207,6 +212,7 @@ turn: BEGIN
   DECLARE v_start INT;
   DECLARE v_found INT;
   DECLARE v_running INT DEFAULT NULL;
+  DECLARE v_mine INT DEFAULT 0;
   DECLARE v_nslots INT;
   DECLARE v_cands MEDIUMTEXT ${TEXT} DEFAULT '[]';
   DECLARE v_n INT;
@@ -227,13 +233,16 @@ turn: BEGIN
   END IF;
   SET v_limit = COALESCE(JSON_VALUE(p_cfg, CONCAT('$.lim."', v_plan, '"')), JSON_VALUE(p_cfg, '$.lim."*"'));
 
-  -- The owner's running counter, locked; a row another transaction holds is passed over, never waited for.
-  SELECT running INTO v_running FROM owner_capacity WHERE task_type = v_type AND owner_user_id = v_owner FOR UPDATE SKIP LOCKED;
-  IF v_running IS NULL AND NOT EXISTS (SELECT 1 FROM owner_capacity WHERE task_type = v_type AND owner_user_id = v_owner) THEN
+  -- The owner's running count as committed (a plain read: a row another transaction holds is read, never skipped or
+  -- waited for), less what this claim already took of it; claim_operations_v2 raises the counter at the end, guarded.
+  SELECT running INTO v_running FROM owner_capacity WHERE task_type = v_type AND owner_user_id = v_owner;
+  IF v_running IS NULL THEN
     SET p_incomplete = JSON_MERGE_PRESERVE(p_incomplete, JSON_ARRAY(JSON_ARRAY(v_type, v_owner)));
     LEAVE turn;
   END IF;
-  SET v_nslots = IF(v_running IS NULL, 0, LEAST(p_want, v_limit - v_running));
+  SELECT COALESCE(SUM(x.n), 0) INTO v_mine FROM JSON_TABLE(p_counts, '$[*]' COLUMNS (t VARCHAR(64) ${TEXT} PATH '$[0]',
+    o VARCHAR(128) ${TEXT} PATH '$[1]', n INT PATH '$[2]')) AS x WHERE x.t = v_type AND x.o = v_owner;
+  SET v_nslots = LEAST(p_want, v_limit - v_running - v_mine);
   IF v_nslots <= 0 THEN
     SET p_passed = JSON_MERGE_PRESERVE(p_passed, JSON_ARRAY(v_type));
     SET p_writes = JSON_MERGE_PRESERVE(p_writes, JSON_ARRAY(JSON_ARRAY(v_type, v_owner, 'S', v_seq)));
@@ -294,7 +303,7 @@ turn: BEGIN
     SET p_claims = p_claims + 1, p_got = p_got + 1;
   END WHILE;
   IF p_got > 0 THEN
-    UPDATE owner_capacity SET running = running + p_got WHERE task_type = v_type AND owner_user_id = v_owner;
+    SET p_counts = JSON_MERGE_PRESERVE(p_counts, JSON_ARRAY(JSON_ARRAY(v_type, v_owner, p_got, v_limit)));
     SET p_writes = JSON_MERGE_PRESERVE(p_writes, JSON_ARRAY(JSON_ARRAY(v_type, v_owner, 'S', v_seq)));
   END IF;
 END`;
@@ -302,7 +311,11 @@ END`;
 /**
  * `claim_operations_v2`: `claim_operations_v1`'s contract (the same parameters, order, bounds and answer; `p_config`
  * without `rp`) serving each turn with `claim_turn_v2`; its second result set is `passed_over` and `incomplete_pairs`
- * (JSON `[[task type, owner]…]`, pairs without their counter row). `v1` stays for a release that still calls it.
+ * (JSON `[[task type, owner]…]`, pairs without their counter row). Before the turn writes it raises the running
+ * counter of each owner it took work from, in key order, with one guarded UPDATE each (`running <= limit − taken`;
+ * it waits for a row another transaction holds); a guard that fails — another claim took that owner's room since this
+ * one read it — signals `claim_operations_v2: a running limit was taken by another claim` (SQLSTATE 45000, all rolled
+ * back; the caller runs the claim again, `RUNNING_LIMIT_RACED` in lib/operations/lease/fair-claim.ts). `v1` stays for a release that still calls it.
  */
 const CLAIM_OPERATIONS = `CREATE PROCEDURE claim_operations_v2(
   IN p_max INT,
@@ -324,6 +337,7 @@ claim: BEGIN
   DECLARE v_full_routes TEXT ${TEXT} DEFAULT '[]';
   DECLARE v_passed MEDIUMTEXT ${TEXT} DEFAULT '[]';
   DECLARE v_incomplete TEXT ${TEXT} DEFAULT '[]';
+  DECLARE v_counts MEDIUMTEXT ${TEXT} DEFAULT '[]';
   DECLARE v_tier INT DEFAULT 0;
   DECLARE v_tier_cfg TEXT ${TEXT};
   DECLARE v_cfg TEXT ${TEXT};
@@ -405,7 +419,7 @@ claim: BEGIN
           END IF;
           SET v_turn = JSON_QUERY(v_pending, CONCAT('$[', v_i, ']'));
           CALL claim_turn_v2(v_turn, JSON_QUERY(v_tier_cfg, CONCAT('$[', JSON_VALUE(v_turn, '$[4]'), ']')), v_want, v_now, p_tokens, p_plans,
-            p_default_plan, v_claims, v_claimed, v_writes, v_full_routes, v_passed, v_incomplete, v_got);
+            p_default_plan, v_claims, v_claimed, v_writes, v_full_routes, v_passed, v_incomplete, v_counts, v_got);
           IF v_got = v_want THEN
             SET v_again = JSON_MERGE_PRESERVE(v_again, CONCAT('[', v_turn, ']'));
           END IF;
@@ -415,6 +429,24 @@ claim: BEGIN
       END WHILE;
     END WHILE;
     SET v_tier = v_tier + 1;
+  END WHILE;
+
+  -- The running counters of the owners taken from, in key order and before the turns (the lock order of
+  -- lib/capacity/owner-capacity.repository.ts), each guarded by its limit: another claim that took the room since this
+  -- one read it makes the whole claim roll back (the caller runs it again).
+  SELECT COALESCE(JSON_ARRAYAGG(JSON_ARRAY(t, o, n, l) ORDER BY t, o), '[]') INTO v_counts
+    FROM (SELECT t, o, SUM(n) AS n, MIN(l) AS l FROM JSON_TABLE(v_counts, '$[*]' COLUMNS (t VARCHAR(64) ${TEXT} PATH '$[0]',
+      o VARCHAR(128) ${TEXT} PATH '$[1]', n INT PATH '$[2]', l INT PATH '$[3]')) AS x GROUP BY t, o) AS y;
+  SET v_i = 0;
+  WHILE v_i < JSON_LENGTH(v_counts) DO
+    SET v_n = JSON_VALUE(v_counts, CONCAT('$[', v_i, '][2]'));
+    UPDATE owner_capacity SET running = running + v_n
+      WHERE task_type = JSON_VALUE(v_counts, CONCAT('$[', v_i, '][0]')) AND owner_user_id = JSON_VALUE(v_counts, CONCAT('$[', v_i, '][1]'))
+        AND running <= JSON_VALUE(v_counts, CONCAT('$[', v_i, '][3]')) - v_n;
+    IF ROW_COUNT() <> 1 THEN
+      SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'claim_operations_v2: a running limit was taken by another claim';
+    END IF;
+    SET v_i = v_i + 1;
   END WHILE;
 
   -- The turn rows touched, one statement each in key order (concurrent claimers lock them in one order); a turn served

@@ -9,8 +9,9 @@ import type { DbContext, TxContext } from '../db/database.js';
  * owners cost a million small rows, not tens of millions.
  *
  * Lock order: a transaction that changes a counter does so before it writes the pair's turn (`owner_turns`), and
- * several counters in primary-key order; a claim takes counters only with `SKIP LOCKED`. So counters and turns never
- * wait on each other in a cycle.
+ * several counters in primary-key order — a claim too: it reads `running` without a lock and raises the counters of
+ * the owners it took work from at its end, in key order, before its turn writes. So counters and turns never wait on
+ * each other in a cycle.
  */
 
 /** One (task type, owner) pair. */
@@ -47,28 +48,31 @@ export async function ownerCapacityRowExists(ctx: DbContext, pair: OwnerPair): P
 }
 
 /**
- * The pair's `running`, its row locked for the caller's transaction — on MariaDB `FOR UPDATE SKIP LOCKED`, so a row
- * another transaction holds (an admission, a completion, another claimer of the same owner) reads as `locked` and is
- * never waited for. `missing`: the pair has no row (operations admitted before the row existed; the caller has it
- * created, {@link ensureOwnerCapacityRows}).
+ * The pair's `running` as committed (a plain read: no lock, so a row another transaction holds — an admission, a
+ * completion, another claimer of the same owner — is read, never skipped or waited for), or `missing` when the pair
+ * has no row (operations admitted before it existed; the caller has it created, {@link ensureOwnerCapacityRows}). A
+ * claim sizes its take from it and raises the counter at its end, guarded ({@link addRunningWithin}).
  */
-export async function lockRunning(tx: TxContext, pair: OwnerPair, skipLocked: boolean): Promise<number | 'locked' | 'missing'> {
-  const select = tx.db.selectFrom('owner_capacity').select('running').where('task_type', '=', pair.taskType).where('owner_user_id', '=', pair.ownerUserId);
-  const row = await (skipLocked ? select.forUpdate().skipLocked() : select).executeTakeFirst();
-  if (row) return Number(row.running);
-  if (!skipLocked) return 'missing';
-  return (await select.executeTakeFirst()) ? 'locked' : 'missing';
+export async function readRunning(ctx: DbContext, pair: OwnerPair): Promise<number | 'missing'> {
+  const row = await ctx.db.selectFrom('owner_capacity').select('running').where('task_type', '=', pair.taskType).where('owner_user_id', '=', pair.ownerUserId).executeTakeFirst();
+  return row ? Number(row.running) : 'missing';
 }
 
-/** Adds `count` to the pair's `running` (its row locked by {@link lockRunning} in the caller's transaction). */
-export async function addRunning(tx: TxContext, pair: OwnerPair, count: number): Promise<void> {
-  if (count <= 0) return;
-  await tx.db
+/**
+ * Adds `count` to the pair's `running` only while the result stays within `limit`, in the caller's transaction (one
+ * guarded UPDATE by primary key: it waits for a row another transaction holds, then re-checks). Returns false when the
+ * guard failed — another claimer took the owner's room since this claim read it — and nothing changed.
+ */
+export async function addRunningWithin(tx: TxContext, pair: OwnerPair, count: number, limit: number): Promise<boolean> {
+  if (count <= 0) return true;
+  const result = await tx.db
     .updateTable('owner_capacity')
     .set((eb) => ({ running: eb('running', '+', count) }))
     .where('task_type', '=', pair.taskType)
     .where('owner_user_id', '=', pair.ownerUserId)
-    .execute();
+    .where('running', '<=', limit - count)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /**

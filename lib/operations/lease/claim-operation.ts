@@ -11,7 +11,7 @@ import type { PrivacyMode } from '../../owners/privacy-mode.js';
 import type { LeaseKey } from '../store/operation.repository.js';
 import { MetricName, type OpsMetrics } from '../../observability/metrics.js';
 import { callClaimOperations } from './claim-procedure.repository.js';
-import { FairClaim, routeSlotOf, type Lane } from './fair-claim.js';
+import { FairClaim, isRunningLimitRaced, routeSlotOf, type Lane } from './fair-claim.js';
 import type { OperationStatus } from '../lifecycle/operation-status.js';
 import type { OperationPolicy } from '../operation-policy.js';
 import { assertWorkerScope, OwnerScope, type WorkerScope } from '../scopes.js';
@@ -85,15 +85,16 @@ const EVERY_ROUTE: ClaimableRoutes = Object.freeze({ local: true, external: true
  *    `served_at` order (`selectReadyTurns`: a plain read of one range of `owner_turns_type_turn_idx` per task type, merged),
  *    and those owners' plans (one read of `owner_settings`, only when a plan has a running limit of its own:
  *    `runningLimitsByPlan`);
- * 2. per turn, in order: its owner's running counter (`owner_capacity.running`), locked `SKIP LOCKED` (`lockRunning`;
- *    a row another transaction holds counts as none free) — none free: the owner is at its limit, counted as
+ * 2. per turn, in order: its owner's running count as committed (`owner_capacity.running`, a plain read:
+ *    `readRunning`), less what this claim already took of it — none free: the owner is at its limit, counted as
  *    `ClaimSkippedOwnerAtLimit`, and passed over — then that owner's best due rows of the lanes the claimer serves, as
  *    many as it has free (`selectClaimCandidates`: one range of `operations_owner_claim_idx` per lane, `FOR UPDATE
  *    SKIP LOCKED`), each, on a limited route (`capacityRoute`; model tasks: their local runs only), given a route slot
- *    (`reserveSlot`; a full route sets its lanes aside for the rest of the claim); the counter is raised by the rows
- *    taken (`addRunning`);
- * 3. at the end, one `UPDATE operations SET status = 'running', … WHERE (id = ? AND status = ?) OR …` for every row
- *    taken (`claimLocked`), `served_at = now` for the turns served (`markServed`), and for each turn that had nothing
+ *    (`reserveSlot`; a full route sets its lanes aside for the rest of the claim);
+ * 3. at the end, per owner taken from, in key order, one guarded `UPDATE owner_capacity SET running = running + k …
+ *    AND running <= limit − k` (`addRunningWithin`: it waits for a row another transaction holds; when another claim
+ *    took the room meanwhile, all rolls back and the claim runs again), one `UPDATE operations SET status = 'running',
+ *    … WHERE (id = ? AND status = ?) OR …` for every row taken (`claimLocked`), `served_at = now` for the turns served (`markServed`), and for each turn that had nothing
  *    due, its `ready_at` moved to its next due time or the turn deleted (`retireTurn`); a turn passed over at its limit
  *    also gets `served_at = now`. A wake-up spent on an owner at its limit is made good by that owner's runs: each that
  *    ends while the owner has due work sends a `capacity_freed` hint (the worker, `hasDueOperation`).
@@ -178,19 +179,35 @@ async function claimUpTo(store: Store, deps: ClaimDeps, routes: ClaimableRoutes,
 /**
  * One claim transaction: on MariaDB one `CALL claim_operations_v2` (`caps.serverRoutines`; docs/design.md §9) — the
  * same decision as `FairClaim`, made server-side in one round trip (`viaRoutine`: a deadlock is retried, a routine
- * not there yet falls back) — else `FairClaim` statement by statement.
+ * not there yet falls back) — else `FairClaim` statement by statement. A claim whose running-limit guard failed at its
+ * end (another claim took the room) rolled back and runs again, up to {@link MAX_CLAIM_RACES} times.
  */
 async function claimOnce(store: Store, deps: ClaimDeps, lanes: readonly Lane[], max: number): Promise<{ claims: ClaimedOperation[]; incompletePairs: readonly OwnerPair[] }> {
-  return viaRoutine<{ claims: ClaimedOperation[]; incompletePairs: readonly OwnerPair[] }>(
-    store,
-    async () => {
-      const result = await callClaimOperations(store, deps, lanes, max);
-      for (const taskType of result.passedOver) deps.metrics?.count(MetricName.ClaimSkippedOwnerAtLimit, 1, { taskType });
-      return result;
-    },
-    () => inTransaction(store, (tx) => new FairClaim(tx, store.caps.skipLocked, deps, lanes).run(max)),
-  );
+  for (let race = 1; ; race++) {
+    try {
+      return await viaRoutine<{ claims: ClaimedOperation[]; incompletePairs: readonly OwnerPair[] }>(
+        store,
+        async () => {
+          const result = await callClaimOperations(store, deps, lanes, max);
+          for (const taskType of result.passedOver) deps.metrics?.count(MetricName.ClaimSkippedOwnerAtLimit, 1, { taskType });
+          return result;
+        },
+        () => inTransaction(store, (tx) => new FairClaim(tx, store.caps.skipLocked, deps, lanes).run(max)),
+      );
+    } catch (error) {
+      // Another claim took an owner's room between this claim's read and its end: everything rolled back; read again.
+      if (!isRunningLimitRaced(error)) throw error;
+      if (race >= MAX_CLAIM_RACES) return { claims: [], incompletePairs: [] };
+    }
+  }
 }
+
+/**
+ * Claims one wake-up runs again after a raced running limit ({@link RunningLimitRaced}) before it gives up for this
+ * wake-up (nothing claimed: the work stays queued for the next claim, the winner's run ends with a `capacity_freed`
+ * hint, the sweeper re-sends at worst).
+ */
+const MAX_CLAIM_RACES = 4;
 
 /**
  * Re-enters the owner scope a claim names (docs/design.md §3): everything after the claim — heartbeat, progress,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { reserveSlot, routePoolKey } from '../../capacity/capacity.js';
-import { addRunning, lockRunning, type OwnerPair } from '../../capacity/owner-capacity.repository.js';
+import { addRunningWithin, readRunning, type OwnerPair } from '../../capacity/owner-capacity.repository.js';
 import type { TxContext } from '../../db/database.js';
 import { MetricName } from '../../observability/metrics.js';
 import { findPlansOf } from '../../owners/owner-settings.repository.js';
@@ -54,6 +54,27 @@ export function routeSlotOf(deps: ClaimDeps, lane: Lane): { key: string; limit: 
   return route === undefined || limit === undefined ? undefined : { key: routePoolKey(route), limit };
 }
 
+/**
+ * Thrown at the end of a claim whose take would put an owner above its running limit: another claimer took the
+ * owner's room after this claim read it (`addRunningWithin`'s guard). The transaction rolls back, nothing is
+ * claimed, and `claimOnce` runs the claim again (it then reads the new count). MariaDB's `claim_operations_v2` signals
+ * the same with {@link RUNNING_LIMIT_RACED} as its message.
+ */
+export class RunningLimitRaced extends Error {
+  constructor(pair: OwnerPair) {
+    super(`${RUNNING_LIMIT_RACED}: ${pair.taskType} / ${pair.ownerUserId}`);
+    this.name = 'RunningLimitRaced';
+  }
+}
+
+/** The message (prefix) of a claim whose running limit was raced, in-process and from `claim_operations_v2`. */
+export const RUNNING_LIMIT_RACED = 'claim_operations_v2: a running limit was taken by another claim';
+
+/** Whether `error` is a raced running limit, from either implementation. */
+export function isRunningLimitRaced(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith(RUNNING_LIMIT_RACED);
+}
+
 /** One claim transaction in the fair order (see {@link claimNextOperation}). */
 export class FairClaim {
   private readonly claims: ClaimedOperation[] = [];
@@ -63,6 +84,8 @@ export class FairClaim {
   private readonly retired: OwnerTurn[] = [];
   /** Pairs whose owner has no `owner_capacity` row (operations admitted before it existed): created after the claim. */
   private readonly incomplete: OwnerPair[] = [];
+  /** Per owner taken from: what this claim took and the limit, applied to the counter at the end (`finish`). */
+  private readonly running = new Map<string, { pair: OwnerPair; taken: number; limit: number }>();
   /** Turns passed over at their running limit. */
   private readonly passedOver: OwnerTurn[] = [];
   /** Turns with nothing due in the lanes this claimer serves, which it cannot retire: sent to the back (`served_at`). */
@@ -127,14 +150,16 @@ export class FairClaim {
   private async serve(turn: OwnerTurn, plan: string, want: number): Promise<number> {
     const lanes = this.eligible.filter((lane) => lane.type === turn.taskType);
     if (lanes.length === 0) return 0;
-    // The owner's running counter, locked (SKIP LOCKED: an owner whose row another transaction holds is passed over).
+    // The owner's running count as committed, less what this claim has taken of it already; raised at the end.
     const pair: OwnerPair = { taskType: turn.taskType, ownerUserId: turn.ownerUserId };
-    const running = await lockRunning(this.tx, pair, this.skipLocked);
+    const running = await readRunning(this.tx, pair);
     if (running === 'missing') {
       this.incomplete.push(pair);
       return 0;
     }
-    const free = running === 'locked' ? 0 : this.deps.capacity.runningLimit(turn.taskType, plan) - running;
+    const limit = this.deps.capacity.runningLimit(turn.taskType, plan);
+    const taken = this.running.get(keyOf(turn))?.taken ?? 0;
+    const free = limit - running - taken;
     if (free <= 0) {
       this.passedOver.push(turn);
       return 0;
@@ -161,7 +186,7 @@ export class FairClaim {
       this.taken.add(row.id);
       mine.push(row);
     }
-    await addRunning(this.tx, pair, mine.length);
+    if (mine.length > 0) this.running.set(keyOf(turn), { pair, taken: taken + mine.length, limit });
     for (const row of mine) this.claims.push(claimOf(this.deps, row));
     if (mine.length > 0) this.served.set(keyOf(turn), turn);
     return mine.length;
@@ -189,12 +214,18 @@ export class FairClaim {
   }
 
   /**
-   * The claim's writes besides the slots: the rows to `running`, then each turn row it touches, one statement each in
-   * key order (so concurrent claimers lock turn rows in one order): a turn served or passed over at its limit gets
+   * The claim's writes besides the route slots: the running counters of the owners it took work from, in key order,
+   * each guarded by the owner's limit ({@link RunningLimitRaced} when another claim took the room meanwhile: all rolls
+   * back); the rows to `running`; then each turn row it touches, one statement each in key order (so concurrent
+   * claimers lock rows in one order, counters before turns): a turn served or passed over at its limit gets
    * `served_at = now` (an owner at its limit holds its share: it goes to the back of the line, and the next claims reach
    * the owners below their limits first); a turn with nothing due is retired.
+   * @throws {RunningLimitRaced} when a counter's guard fails.
    */
   private async finish(): Promise<void> {
+    for (const { pair, taken, limit } of [...this.running.values()].sort((a, b) => turnKeyOrder(a.pair, b.pair))) {
+      if (!(await addRunningWithin(this.tx, pair, taken, limit))) throw new RunningLimitRaced(pair);
+    }
     await claimLocked(
       this.tx,
       this.claims.map((claim) => ({ id: claim.operationId, fromStatus: claim.claimedFrom, leaseToken: claim.leaseToken, leaseMs: claim.leaseMs })),
