@@ -89,11 +89,6 @@ export async function takeSlot(tx: TxContext, poolKey: string, slotNo: number, o
   if ((await takeSlots(tx, [{ poolKey, slotNo }], operationId)) !== 1) throw new Error(`Capacity slot ${poolKey}#${slotNo} changed under its lock`);
 }
 
-/** Whether the pool has all its slot rows for `limit` (a primary-key lookup of the last one). */
-export function poolComplete(store: Store | TxContext, poolKey: string, limit: number): Promise<boolean> {
-  return slotExists(store, poolKey, limit - 1);
-}
-
 /**
  * The capacity an admission takes: a unit of its owner's `active` counter for the task type (`owner_capacity`, below
  * `limit`) and a slot of the task type's global pool.

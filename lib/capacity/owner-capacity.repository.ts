@@ -1,5 +1,6 @@
 import { MysqlAdapter, sql, type RawBuilder } from 'kysely';
 import type { DbContext, TxContext } from '../db/database.js';
+import { byPairKey } from '../db/key-order.js';
 
 /**
  * SQL for `owner_capacity`, an owner's capacity of one task type as two guarded counters (docs/design.md §4): `active`
@@ -90,20 +91,15 @@ export async function decrementCounters(tx: TxContext, operationIds: readonly st
     .groupBy(['task_type', 'owner_user_id'])
     .execute();
   const less = (column: 'active' | 'running', n: number) => sql<number>`CASE WHEN ${sql.ref(column)} > ${n} THEN ${sql.ref(column)} - ${n} ELSE 0 END`;
-  for (const pair of pairs.sort(pairKeyOrder)) {
-    const n = Number(pair.n);
+  const ordered = pairs.map((pair) => ({ taskType: pair.task_type, ownerUserId: pair.owner_user_id, n: Number(pair.n) })).sort(byPairKey);
+  for (const { taskType, ownerUserId, n } of ordered) {
     await tx.db
       .updateTable('owner_capacity')
       .set({ ...(counters.active ? { active: less('active', n) } : {}), ...(counters.running ? { running: less('running', n) } : {}) })
-      .where('task_type', '=', pair.task_type)
-      .where('owner_user_id', '=', pair.owner_user_id)
+      .where('task_type', '=', taskType)
+      .where('owner_user_id', '=', ownerUserId)
       .execute();
   }
-}
-
-/** Primary-key order of pairs, as the database orders them (`utf8mb4_nopad_bin`: UTF-8 bytes). */
-function pairKeyOrder(a: { task_type: string; owner_user_id: string }, b: { task_type: string; owner_user_id: string }): number {
-  return Buffer.compare(Buffer.from(a.task_type), Buffer.from(b.task_type)) || Buffer.compare(Buffer.from(a.owner_user_id), Buffer.from(b.owner_user_id));
 }
 
 /**

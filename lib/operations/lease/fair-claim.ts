@@ -9,7 +9,8 @@ import { claimLocked } from '../lifecycle/transitions.js';
 import { taskPolicy } from '../operation-policy.js';
 import { selectClaimCandidates, type OperationRow } from '../store/operation.repository.js';
 import type { ClaimDeps, ClaimedOperation } from './claim-operation.js';
-import { markServed, retireTurn, selectReadyTurns, turnKeyOrder, type OwnerTurn, type TurnCursor } from './owner-turns.repository.js';
+import { markServed, retireTurn, selectReadyTurns, type OwnerTurn, type TurnCursor } from './owner-turns.repository.js';
+import { byPairKey } from '../../db/key-order.js';
 
 /**
  * One claim transaction in the fair order (docs/design.md §4 "Fair share"); `claimNextOperation` documents the order,
@@ -223,7 +224,7 @@ export class FairClaim {
    * @throws {RunningLimitRaced} when a counter's guard fails.
    */
   private async finish(): Promise<void> {
-    for (const { pair, taken, limit } of [...this.running.values()].sort((a, b) => turnKeyOrder(a.pair, b.pair))) {
+    for (const { pair, taken, limit } of [...this.running.values()].sort((a, b) => byPairKey(a.pair, b.pair))) {
       if (!(await addRunningWithin(this.tx, pair, taken, limit))) throw new RunningLimitRaced(pair);
     }
     await claimLocked(
@@ -234,7 +235,7 @@ export class FairClaim {
     for (const turn of this.retired) writes.set(keyOf(turn), { turn, write: 'retired' });
     for (const turn of [...this.sentBack, ...this.passedOver]) writes.set(keyOf(turn), { turn, write: 'served' });
     for (const turn of this.served.values()) writes.set(keyOf(turn), { turn, write: 'served' });
-    for (const { turn, write } of [...writes.values()].sort((a, b) => turnKeyOrder(a.turn, b.turn))) {
+    for (const { turn, write } of [...writes.values()].sort((a, b) => byPairKey(a.turn, b.turn))) {
       await (write === 'served' ? markServed(this.tx, turn) : retireTurn(this.tx, turn));
     }
     for (const turn of this.passedOver) this.deps.metrics?.count(MetricName.ClaimSkippedOwnerAtLimit, 1, { taskType: turn.taskType });
@@ -248,7 +249,7 @@ function keyOf(turn: OwnerTurn): string {
 
 /** Turn order: least recently served first, then task type, then owner. */
 function turnOrder(a: OwnerTurn, b: OwnerTurn): number {
-  return a.servedAt < b.servedAt ? -1 : a.servedAt > b.servedAt ? 1 : turnKeyOrder(a, b);
+  return a.servedAt < b.servedAt ? -1 : a.servedAt > b.servedAt ? 1 : byPairKey(a, b);
 }
 
 /** The claim of one locked candidate: a new lease token, the lease length of its task type. */

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { MysqlAdapter, sql } from 'kysely';
 import type { DbContext, TxContext } from '../../db/database.js';
+import { byPairKey } from '../../db/key-order.js';
 
 /**
  * SQL for `owner_turns`, the fair claim order's queue of owners (docs/design.md §4, fair share); the decisions are in
@@ -55,15 +56,6 @@ export async function markOwnersReady(ctx: TxContext, operationIds: readonly str
     SELECT task_type, owner_user_id, MIN(available_at), ${NEVER_SERVED}, ${seed} FROM operations
     WHERE id IN (${ids}) AND available_at IS NOT NULL GROUP BY task_type, owner_user_id
     ON CONFLICT (task_type, owner_user_id) DO UPDATE SET ready_at = min(owner_turns.ready_at, excluded.ready_at), work_seq = owner_turns.work_seq + 1`.execute(ctx.db);
-}
-
-/**
- * Primary-key order of turn rows, as the database orders them (`utf8mb4_nopad_bin`: by UTF-8 bytes, which is code point
- * order) — not JavaScript's `<`, which compares UTF-16 code units and puts an astral character (😀) before U+E000–U+FFFF
- * (！): concurrent claimers, the stored procedures and every writer here must lock turn rows in one order.
- */
-export function turnKeyOrder(a: Pick<OwnerTurn, 'taskType' | 'ownerUserId'>, b: Pick<OwnerTurn, 'taskType' | 'ownerUserId'>): number {
-  return Buffer.compare(Buffer.from(a.taskType), Buffer.from(b.taskType)) || Buffer.compare(Buffer.from(a.ownerUserId), Buffer.from(b.ownerUserId));
 }
 
 /** Where a page of {@link selectReadyTurns} starts: after this pair of the same task type in turn order. */
@@ -154,7 +146,7 @@ export async function retireIdleTurns(ctx: TxContext, operationIds: readonly str
     JOIN owner_turns t ON t.task_type = p.task_type AND t.owner_user_id = p.owner_user_id
     WHERE NOT EXISTS (SELECT 1 FROM ${claimable} WHERE d.claim_lane IN ('L', 'X') AND d.task_type = p.task_type
       AND d.owner_user_id = p.owner_user_id AND d.deadline_at > ${now})`.execute(ctx.db);
-  const idle = rows.map((row) => ({ taskType: row.task_type, ownerUserId: row.owner_user_id, workSeq: Number(row.work_seq) })).sort(turnKeyOrder);
+  const idle = rows.map((row) => ({ taskType: row.task_type, ownerUserId: row.owner_user_id, workSeq: Number(row.work_seq) })).sort(byPairKey);
   for (const turn of idle) {
     const guard = ctx.db.selectFrom('owner_turns').select('work_seq').where('task_type', '=', turn.taskType).where('owner_user_id', '=', turn.ownerUserId).where('work_seq', '=', turn.workSeq);
     if (mariadb && !(await guard.forUpdate().skipLocked().executeTakeFirst())) continue;
