@@ -160,7 +160,7 @@ export async function runFloor(options: FloorOptions): Promise<FloorResult> {
     const completions = new Gate(FLOOR_IN_FLIGHT);
     const claimAndComplete = async (n: number): Promise<number> => {
       const tokens = Array.from({ length: n }, () => randomBytes(32).toString('hex'));
-      const [claimed = []] = await claims.run(() => call(CLAIM_CALL, [n, config, JSON.stringify(tokens), 0, 'free', 0, MAX_TURNS_PER_CLAIM]));
+      const [claimed = []] = await claims.run(() => call(CLAIM_CALL, [n, config, JSON.stringify(tokens), 0, 'free', 0, MAX_TURNS_PER_CLAIM, '[]']));
       if (claimed.length === 0) return 0;
       for (const row of claimed) executions.record(row.id as string);
       const leases = claimed.map((row, i) => [row.id, row.owner_user_id, tokens[i]]);

@@ -193,6 +193,7 @@ const CLAIM_TURN = `CREATE PROCEDURE claim_turn_v2(
   INOUT p_passed MEDIUMTEXT ${TEXT},
   INOUT p_incomplete TEXT ${TEXT},
   INOUT p_counts MEDIUMTEXT ${TEXT},
+  IN p_raced TEXT ${TEXT},
   OUT p_got INT
 )
 MODIFIES SQL DATA
@@ -235,6 +236,12 @@ turn: BEGIN
 
   -- The owner's running count as committed (a plain read: a row another transaction holds is read, never skipped or
   -- waited for), less what this claim already took of it; claim_operations_v2 raises the counter at the end, guarded.
+  -- An owner whose limit an earlier try of this claim lost to another claim is passed over this time.
+  IF JSON_CONTAINS(p_raced, JSON_ARRAY(JSON_OBJECT('t', v_type, 'o', v_owner))) THEN
+    SET p_passed = JSON_MERGE_PRESERVE(p_passed, JSON_ARRAY(v_type));
+    SET p_writes = JSON_MERGE_PRESERVE(p_writes, JSON_ARRAY(JSON_ARRAY(v_type, v_owner, 'S', v_seq)));
+    LEAVE turn;
+  END IF;
   SELECT running INTO v_running FROM owner_capacity WHERE task_type = v_type AND owner_user_id = v_owner;
   IF v_running IS NULL THEN
     SET p_incomplete = JSON_MERGE_PRESERVE(p_incomplete, JSON_ARRAY(JSON_ARRAY(v_type, v_owner)));
@@ -314,8 +321,9 @@ END`;
  * (JSON `[[task type, owner]…]`, pairs without their counter row). Before the turn writes it raises the running
  * counter of each owner it took work from, in key order, with one guarded UPDATE each (`running <= limit − taken`;
  * it waits for a row another transaction holds); a guard that fails — another claim took that owner's room since this
- * one read it — signals `claim_operations_v2: a running limit was taken by another claim` (SQLSTATE 45000, all rolled
- * back; the caller runs the claim again, `RUNNING_LIMIT_RACED` in lib/operations/lease/fair-claim.ts). `v1` stays for a release that still calls it.
+ * one read it — signals `claim_operations_v2: a running limit was taken by another claim: <task type> / <owner>`
+ * (SQLSTATE 45000, all rolled back; the caller runs the claim again with that owner in `p_raced`, JSON
+ * `[{"t": task type, "o": owner}…]` (objects: `JSON_CONTAINS` matches them field by field, exactly), whose turns are passed over — `RUNNING_LIMIT_RACED` in lib/operations/lease/fair-claim.ts). `v1` stays for a release that still calls it.
  */
 const CLAIM_OPERATIONS = `CREATE PROCEDURE claim_operations_v2(
   IN p_max INT,
@@ -324,7 +332,8 @@ const CLAIM_OPERATIONS = `CREATE PROCEDURE claim_operations_v2(
   IN p_plans INT,
   IN p_default_plan VARCHAR(32) ${TEXT},
   IN p_clock_offset_ms BIGINT,
-  IN p_max_turns INT
+  IN p_max_turns INT,
+  IN p_raced TEXT ${TEXT}
 )
 MODIFIES SQL DATA
 SQL SECURITY INVOKER
@@ -338,6 +347,7 @@ claim: BEGIN
   DECLARE v_passed MEDIUMTEXT ${TEXT} DEFAULT '[]';
   DECLARE v_incomplete TEXT ${TEXT} DEFAULT '[]';
   DECLARE v_counts MEDIUMTEXT ${TEXT} DEFAULT '[]';
+  DECLARE v_raced_message VARCHAR(512) ${TEXT};
   DECLARE v_tier INT DEFAULT 0;
   DECLARE v_tier_cfg TEXT ${TEXT};
   DECLARE v_cfg TEXT ${TEXT};
@@ -419,7 +429,7 @@ claim: BEGIN
           END IF;
           SET v_turn = JSON_QUERY(v_pending, CONCAT('$[', v_i, ']'));
           CALL claim_turn_v2(v_turn, JSON_QUERY(v_tier_cfg, CONCAT('$[', JSON_VALUE(v_turn, '$[4]'), ']')), v_want, v_now, p_tokens, p_plans,
-            p_default_plan, v_claims, v_claimed, v_writes, v_full_routes, v_passed, v_incomplete, v_counts, v_got);
+            p_default_plan, v_claims, v_claimed, v_writes, v_full_routes, v_passed, v_incomplete, v_counts, p_raced, v_got);
           IF v_got = v_want THEN
             SET v_again = JSON_MERGE_PRESERVE(v_again, CONCAT('[', v_turn, ']'));
           END IF;
@@ -444,7 +454,9 @@ claim: BEGIN
       WHERE task_type = JSON_VALUE(v_counts, CONCAT('$[', v_i, '][0]')) AND owner_user_id = JSON_VALUE(v_counts, CONCAT('$[', v_i, '][1]'))
         AND running <= JSON_VALUE(v_counts, CONCAT('$[', v_i, '][3]')) - v_n;
     IF ROW_COUNT() <> 1 THEN
-      SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'claim_operations_v2: a running limit was taken by another claim';
+      SET v_raced_message = LEFT(CONCAT('claim_operations_v2: a running limit was taken by another claim: ',
+        JSON_VALUE(v_counts, CONCAT('$[', v_i, '][0]')), ' / ', JSON_VALUE(v_counts, CONCAT('$[', v_i, '][1]'))), 512);
+      SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = v_raced_message;
     END IF;
     SET v_i = v_i + 1;
   END WHILE;

@@ -65,4 +65,16 @@ describe.each(IMPLEMENTATIONS)('claims racing for one owner\'s running counter: 
     }
     await expectCapacityMatchesActive(store);
   });
+  it.skipIf(skip)('a claimer raced for an owner at its limit takes another owner\'s work: 20 claimers over 20 owners with a running limit of 1 claim 20, one each', async () => {
+    const processes = Array.from({ length: 20 }, () => testDeps({}, { perOwner: 1000, runningPerOwner: 1 }));
+    const owners = Array.from({ length: 20 }, (_, i) => `owner-${i}`);
+    for (let i = 0; i < 5; i++) for (const owner of owners) await admitFor(processes[0]!, owner);
+    for (let round = 0; round < 3; round++) {
+      const claims = await Promise.all(processes.map((deps) => claimNextOperation(new WorkerScope(store), deps)));
+      const claimedOwners = claims.flatMap((claim) => (claim ? [claim.ownerUserId] : []));
+      expect({ round, claimed: claimedOwners.length, owners: new Set(claimedOwners).size }).toEqual({ round, claimed: 20, owners: 20 });
+      await completeAll(claims);
+    }
+    await expectCapacityMatchesActive(store);
+  });
 });

@@ -11,7 +11,7 @@ import type { PrivacyMode } from '../../owners/privacy-mode.js';
 import type { LeaseKey } from '../store/operation.repository.js';
 import { MetricName, type OpsMetrics } from '../../observability/metrics.js';
 import { callClaimOperations } from './claim-procedure.repository.js';
-import { FairClaim, isRunningLimitRaced, routeSlotOf, type Lane } from './fair-claim.js';
+import { FairClaim, racedPairOf, routeSlotOf, type Lane } from './fair-claim.js';
 import type { OperationStatus } from '../lifecycle/operation-status.js';
 import type { OperationPolicy } from '../operation-policy.js';
 import { assertWorkerScope, OwnerScope, type WorkerScope } from '../scopes.js';
@@ -180,34 +180,42 @@ async function claimUpTo(store: Store, deps: ClaimDeps, routes: ClaimableRoutes,
  * One claim transaction: on MariaDB one `CALL claim_operations_v2` (`caps.serverRoutines`; docs/design.md §9) — the
  * same decision as `FairClaim`, made server-side in one round trip (`viaRoutine`: a deadlock is retried, a routine
  * not there yet falls back) — else `FairClaim` statement by statement. A claim whose running-limit guard failed at its
- * end (another claim took the room) rolled back and runs again, up to {@link MAX_CLAIM_RACES} times.
+ * end (another claim took the room) rolled back and runs again with that owner passed over, up to
+ * {@link MAX_CLAIM_RACES} raced owners.
  */
 async function claimOnce(store: Store, deps: ClaimDeps, lanes: readonly Lane[], max: number): Promise<{ claims: ClaimedOperation[]; incompletePairs: readonly OwnerPair[] }> {
-  for (let race = 1; ; race++) {
+  const raced: OwnerPair[] = [];
+  for (;;) {
     try {
       return await viaRoutine<{ claims: ClaimedOperation[]; incompletePairs: readonly OwnerPair[] }>(
         store,
         async () => {
-          const result = await callClaimOperations(store, deps, lanes, max);
+          const result = await callClaimOperations(store, deps, lanes, max, raced);
           for (const taskType of result.passedOver) deps.metrics?.count(MetricName.ClaimSkippedOwnerAtLimit, 1, { taskType });
           return result;
         },
-        () => inTransaction(store, (tx) => new FairClaim(tx, store.caps.skipLocked, deps, lanes).run(max)),
+        () => inTransaction(store, (tx) => new FairClaim(tx, store.caps.skipLocked, deps, lanes, raced).run(max)),
       );
     } catch (error) {
-      // Another claim took an owner's room between this claim's read and its end: everything rolled back; read again.
-      if (!isRunningLimitRaced(error)) throw error;
-      if (race >= MAX_CLAIM_RACES) return { claims: [], incompletePairs: [] };
+      // Another claim took an owner's room between this claim's read and its end: everything rolled back. Run again
+      // with that owner passed over, so the claim serves the owners behind it instead of racing for the same one.
+      const pair = racedPairOf(error);
+      if (!pair) throw error;
+      raced.push(pair);
+      if (raced.length >= MAX_CLAIM_RACES) return { claims: [], incompletePairs: [] };
     }
   }
 }
 
 /**
- * Claims one wake-up runs again after a raced running limit ({@link RunningLimitRaced}) before it gives up for this
- * wake-up (nothing claimed: the work stays queued for the next claim, the winner's run ends with a `capacity_freed`
- * hint, the sweeper re-sends at worst).
+ * Raced owners after which one claim gives up for this wake-up (each try passes every owner raced so far over; then
+ * nothing is claimed: the work stays queued for the next claim, the winners' runs end with `capacity_freed` hints, the
+ * sweeper re-sends at worst). Every race is lost to a claim that took the room, so a claim loses at most one race per
+ * claimer running beside it: 20 claimers started together over 20 owners with a running limit of 1 lost at most 10
+ * (`test/capacity/running-counter-races.test.ts`, in-process on MariaDB, where the window between read and guard is
+ * widest).
  */
-const MAX_CLAIM_RACES = 4;
+const MAX_CLAIM_RACES = 32;
 
 /**
  * Re-enters the owner scope a claim names (docs/design.md §3): everything after the claim — heartbeat, progress,

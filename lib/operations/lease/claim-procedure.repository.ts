@@ -15,7 +15,7 @@ import { MAX_TURNS_PER_CLAIM, priorityTiers, routeSlotOf, type Lane } from './fa
  * one text packet (mysql2 `query`: no server-side prepared statement). The text grows about 250 bytes per task type
  * and 67 per claim: a registry of 40 task types claiming 32 at once stays under the 16 KB above which RDS Proxy pins.
  */
-export const CLAIM_CALL = 'CALL claim_operations_v2(?, ?, ?, ?, ?, ?, ?)';
+export const CLAIM_CALL = 'CALL claim_operations_v2(?, ?, ?, ?, ?, ?, ?, ?)';
 
 /** One task type as the routine reads it (see the migration for the fields). */
 interface TypeConfig {
@@ -82,10 +82,10 @@ interface ClaimedRow {
 
 /**
  * Runs `claim_operations_v2` once (one round trip): up to `max` claims in the fair order, each with a new lease token
- * of 256 bits from `crypto.randomBytes`.
+ * of 256 bits from `crypto.randomBytes`; the owners in `raced` (an earlier try lost their running limit) are passed over.
  * @throws the driver's error for anything the routine re-raised (a deadlock is 1213: `caps.isTransient`).
  */
-export async function callClaimOperations(store: Store, deps: ClaimDeps, lanes: readonly Lane[], max: number): Promise<ClaimCallResult> {
+export async function callClaimOperations(store: Store, deps: ClaimDeps, lanes: readonly Lane[], max: number, raced: readonly OwnerPair[] = []): Promise<ClaimCallResult> {
   const tokens = Array.from({ length: max }, () => randomBytes(32).toString('hex'));
   const parameters = [
     max,
@@ -95,6 +95,7 @@ export async function callClaimOperations(store: Store, deps: ClaimDeps, lanes: 
     DEFAULT_OWNER_SETTINGS.plan,
     Math.round(store.clockOffsetMs()),
     MAX_TURNS_PER_CLAIM,
+    JSON.stringify(raced.map((pair) => ({ t: pair.taskType, o: pair.ownerUserId }))),
   ];
   const { rows } = await store.db.executeQuery(CompiledQuery.raw(CLAIM_CALL, parameters));
   // [[claimed rows], [summary row], OkPacket]

@@ -58,8 +58,9 @@ export function routeSlotOf(deps: ClaimDeps, lane: Lane): { key: string; limit: 
 /**
  * Thrown at the end of a claim whose take would put an owner above its running limit: another claimer took the
  * owner's room after this claim read it (`addRunningWithin`'s guard). The transaction rolls back, nothing is
- * claimed, and `claimOnce` runs the claim again (it then reads the new count). MariaDB's `claim_operations_v2` signals
- * the same with {@link RUNNING_LIMIT_RACED} as its message.
+ * claimed, and `claimOnce` runs the claim again with that owner passed over (`raced`), so the claim goes on to the
+ * owners behind it instead of racing for the same one again. MariaDB's `claim_operations_v2` signals the same, its
+ * message {@link RUNNING_LIMIT_RACED} followed by `: <task type> / <owner>` (read back by {@link racedPairOf}).
  */
 export class RunningLimitRaced extends Error {
   constructor(pair: OwnerPair) {
@@ -71,9 +72,16 @@ export class RunningLimitRaced extends Error {
 /** The message (prefix) of a claim whose running limit was raced, in-process and from `claim_operations_v2`. */
 export const RUNNING_LIMIT_RACED = 'claim_operations_v2: a running limit was taken by another claim';
 
-/** Whether `error` is a raced running limit, from either implementation. */
-export function isRunningLimitRaced(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith(RUNNING_LIMIT_RACED);
+/**
+ * The owner whose running limit `error` says was raced (from either implementation), or undefined for any other
+ * error. A task type never holds a space, so the first ` / ` after it ends it.
+ */
+export function racedPairOf(error: unknown): OwnerPair | undefined {
+  const prefix = `${RUNNING_LIMIT_RACED}: `;
+  if (!(error instanceof Error) || !error.message.startsWith(prefix)) return undefined;
+  const rest = error.message.slice(prefix.length);
+  const cut = rest.indexOf(' / ');
+  return cut < 0 ? undefined : { taskType: rest.slice(0, cut), ownerUserId: rest.slice(cut + 3) };
 }
 
 /** One claim transaction in the fair order (see {@link claimNextOperation}). */
@@ -99,6 +107,8 @@ export class FairClaim {
     private readonly skipLocked: boolean,
     private readonly deps: ClaimDeps,
     private eligible: readonly Lane[],
+    /** Owners whose running limit an earlier try of this claim lost to another claim: passed over this time. */
+    private readonly raced: readonly OwnerPair[] = [],
   ) {}
 
   /** Runs the claim for up to `max` operations; `incompletePairs` are the pairs passed over for lack of a counter row. */
@@ -153,6 +163,10 @@ export class FairClaim {
     if (lanes.length === 0) return 0;
     // The owner's running count as committed, less what this claim has taken of it already; raised at the end.
     const pair: OwnerPair = { taskType: turn.taskType, ownerUserId: turn.ownerUserId };
+    if (this.raced.some((other) => byPairKey(other, pair) === 0)) {
+      this.passedOver.push(turn);
+      return 0;
+    }
     const running = await readRunning(this.tx, pair);
     if (running === 'missing') {
       this.incomplete.push(pair);

@@ -1,6 +1,6 @@
 import type { ExpressionBuilder } from 'kysely';
 import type { Database, DbContext, TxContext } from '../../db/database.js';
-import type { LeaseKey, NewOperation, OperationChanges, OperationRow } from '../store/operation.repository.js';
+import { selectIndexRange, type LeaseKey, type NewOperation, type OperationChanges, type OperationRow } from '../store/operation.repository.js';
 import type { OperationStatus } from './operation-status.js';
 
 /**
@@ -187,18 +187,13 @@ export type ExpiredLeaseRow = Pick<OperationRow, 'id' | 'attempt' | 'max_attempt
 /**
  * Up to `limit` running operations whose lease expired on the database clock (`lease_expires_at <= now`: the
  * complement of {@link leaseHolds}), oldest expiry first, locked `FOR UPDATE SKIP LOCKED` on MariaDB. One range of
- * `operations_expiry_idx` (status, lease_expires_at) read in its order, so a batch reads, and locks, about `limit`
- * entries however many leases have expired (docs/design.md §6).
+ * `operations_expiry_idx` (status, lease_expires_at) read in its order ({@link selectIndexRange}), so a batch reads, and locks, about
+ * `limit` entries however many leases have expired (docs/design.md §6).
  */
 export async function selectExpiredLeases(ctx: TxContext, limit: number, skipLocked: boolean): Promise<ExpiredLeaseRow[]> {
-  const select = ctx.db
-    .selectFrom('operations')
-    .select(['id', 'attempt', 'max_attempts', 'cancel_requested_at'])
-    .where('lease_expires_at', '<=', ctx.timeAt())
-    .where('status', '=', 'running')
-    .orderBy('lease_expires_at')
-    .limit(limit);
-  return (skipLocked ? select.forUpdate().skipLocked() : select).execute();
+  const columns = ['id', 'attempt', 'max_attempts', 'cancel_requested_at'] as const;
+  const range = { index: 'operations_expiry_idx', columns, status: 'running', along: 'lease_expires_at', upTo: ctx.timeAt(), limit } as const;
+  return selectIndexRange<ExpiredLeaseRow>(ctx, range, skipLocked);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { sql, type CompiledQuery, type Insertable, type Selectable, type UpdateObject } from 'kysely';
+import { sql, type CompiledQuery, type Insertable, type RawBuilder, type Selectable, type UpdateObject } from 'kysely';
 import type { Database, DbContext, OperationsTable, TxContext } from '../../db/database.js';
 import { ACTIVE_STATUSES, CLAIMABLE_STATUSES, WAITING_STATUSES, type OperationStatus } from '../lifecycle/operation-status.js';
 
@@ -209,6 +209,41 @@ export function claimCandidateQuery(ctx: DbContext, group: ClaimGroup, skipLocke
  * one per status whose range ends early (and the entries another transaction holds, which `SKIP LOCKED` steps over
  * without locking), and lock only the rows they return.
  */
+/** One range of an `operations` index that a sweeper batch reads, in the index's order (see {@link selectIndexRange}). */
+export interface IndexRange {
+  /** The index, whose columns are `status` (when `status` is given) and then `along`. */
+  readonly index: 'operations_deadline_idx' | 'operations_wakeup_idx' | 'operations_expiry_idx' | 'operations_retention_idx';
+  /** Columns returned. */
+  readonly columns: readonly (keyof OperationsTable & string)[];
+  /** The status the range is in, when the index leads with `status`. */
+  readonly status?: OperationStatus;
+  /** The time column the range runs along, ascending, up to `upTo` (inclusive). */
+  readonly along: 'deadline_at' | 'wake_at' | 'lease_expires_at' | 'finished_at';
+  /** The range's end: a database-clock time (`timeAt`). */
+  readonly upTo: RawBuilder<string>;
+  /** At most this many rows. */
+  readonly limit: number;
+}
+
+/**
+ * `SELECT columns FROM operations WHERE [status = ? AND] along <= upTo ORDER BY along LIMIT limit`: the read of every
+ * sweeper batch. With `skipLocked` (MariaDB) it locks `FOR UPDATE SKIP LOCKED` and names the index (`FORCE INDEX`),
+ * so a batch reads, and locks, about `limit` entries (docs/design.md §6). The sweeper's indexes all lead with
+ * `status`; when every row of a status is in range (every running lease expired, after an outage), each of them costs
+ * the optimizer the same `ref` on that status, and under load it read the expired leases through
+ * `operations_deadline_idx` — every running row read, sorted (`Using filesort`) and locked for a batch of 200
+ * (`test/operations/sweeper-backlog.test.ts`).
+ */
+export async function selectIndexRange<R>(ctx: TxContext, range: IndexRange, skipLocked: boolean): Promise<R[]> {
+  const from = skipLocked ? sql`operations FORCE INDEX (${sql.raw(range.index)})` : sql`operations`;
+  const status = range.status === undefined ? sql`` : sql`status = ${range.status} AND `;
+  const lock = skipLocked ? sql` FOR UPDATE SKIP LOCKED` : sql``;
+  const columns = sql.join(range.columns.map((column) => sql.ref(column)));
+  const along = sql.ref(range.along);
+  const query = sql<R>`SELECT ${columns} FROM ${from} WHERE ${status}${along} <= ${range.upTo} ORDER BY ${along} LIMIT ${range.limit}${lock}`;
+  return (await query.execute(ctx.db)).rows;
+}
+
 async function idsByStatus(statuses: readonly OperationStatus[], limit: number, read: (status: OperationStatus, limit: number) => Promise<{ id: string }[]>): Promise<string[]> {
   const ids: string[] = [];
   for (const status of statuses) {
@@ -233,8 +268,8 @@ async function idsByStatus(statuses: readonly OperationStatus[], limit: number, 
  */
 export async function selectPastDeadline(ctx: TxContext, limit: number, skipLocked: boolean): Promise<string[]> {
   return idsByStatus(WAITING_STATUSES, limit, (status, k) => {
-    const select = ctx.db.selectFrom('operations').select('id').where('status', '=', status).where('deadline_at', '<=', ctx.timeAt()).orderBy('deadline_at').limit(k);
-    return (skipLocked ? select.forUpdate().skipLocked() : select).execute();
+    const range = { index: 'operations_deadline_idx', columns: ['id'], status, along: 'deadline_at', upTo: ctx.timeAt(), limit: k } as const;
+    return selectIndexRange<{ id: string }>(ctx, range, skipLocked);
   });
 }
 
@@ -251,8 +286,8 @@ export async function selectPastDeadline(ctx: TxContext, limit: number, skipLock
  */
 export async function selectDueWakeups(ctx: TxContext, limit: number, skipLocked: boolean): Promise<string[]> {
   return idsByStatus(CLAIMABLE_STATUSES, limit, (status, k) => {
-    const select = ctx.db.selectFrom('operations').select('id').where('status', '=', status).where('wake_at', '<=', ctx.timeAt()).orderBy('wake_at').limit(k);
-    return (skipLocked ? select.forUpdate().skipLocked() : select).execute();
+    const range = { index: 'operations_wakeup_idx', columns: ['id'], status, along: 'wake_at', upTo: ctx.timeAt(), limit: k } as const;
+    return selectIndexRange<{ id: string }>(ctx, range, skipLocked);
   });
 }
 
@@ -263,8 +298,8 @@ export async function selectDueWakeups(ctx: TxContext, limit: number, skipLocked
  * locked (docs/design.md §6).
  */
 export async function selectPurgeable(ctx: TxContext, retentionMs: number, limit: number, skipLocked: boolean): Promise<string[]> {
-  const select = ctx.db.selectFrom('operations').select('id').where('finished_at', '<=', ctx.timeAt(-retentionMs)).orderBy('finished_at').limit(limit);
-  return (await (skipLocked ? select.forUpdate().skipLocked() : select).execute()).map((r) => r.id);
+  const range = { index: 'operations_retention_idx', columns: ['id'], along: 'finished_at', upTo: ctx.timeAt(-retentionMs), limit } as const;
+  return (await selectIndexRange<{ id: string }>(ctx, range, skipLocked)).map((r) => r.id);
 }
 
 /** Deletes the listed operations (their notifications must be deleted first). Returns rows deleted. */
