@@ -1,15 +1,11 @@
-import { loadConfig } from '../lib/config.js';
-import { createApiHandler } from '../lib/http/api-handler.js';
-import { createObservability } from '../lib/observability/observability.js';
-import { startRuntime, lazy } from '../lib/runtime.js';
-
-/** Built once per cold start, outside the handler (Powertools tracks `cold_start` this way); it only reads `POWERTOOLS_*`. */
-const observability = createObservability();
+import { apiLambda } from '../lib/lambda/index.js';
+import { createRegistry } from '../lib/runtime.js';
 
 /**
- * Owner API Lambda (docs/design.md §7) behind the API Gateway HTTP API and its JWT authorizer. The runtime (config, database
- * pool, SQS client, task registry — `demo.wait` only with `DEMO_TASKS=1`) is built on the first authenticated
- * invocation, not at import. Logs are Powertools JSON lines with the Lambda context; metrics are EMF, published per
+ * Owner API Lambda (docs/design.md §7) behind the API Gateway HTTP API and its JWT authorizer, serving the built-in task
+ * types (`createRegistry`: `demo.wait` only with `DEMO_TASKS=1`, `strategy.snapshot` only with `AI_TASKS=1`). The
+ * runtime (config, database pool, SQS client, task registry) is built on the first authenticated invocation, not at
+ * import (`apiLambda`). Logs are Powertools JSON lines with the Lambda context; metrics are EMF, published per
  * invocation.
  */
-export const handler = createApiHandler(lazy(() => startRuntime(loadConfig(process.env), observability)), observability);
+export const handler = apiLambda({ registry: createRegistry });

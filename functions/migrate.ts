@@ -1,19 +1,9 @@
-import { loadConfig } from '../lib/config.js';
-import { createMigrateHandler } from '../lib/db/migrate-function.js';
-import { openStore } from '../lib/db/store.js';
-import { createProcessLogger } from '../lib/logger.js';
-import { lazy } from '../lib/runtime.js';
+import { migrateLambda } from '../lib/lambda/index.js';
 
 /**
  * Migrate Lambda (docs/design.md §9): applies every pending migration (the static provider of `migrations/index.ts`, bundled
  * with it) to `DATABASE_URL` — the migration user's credentials in AWS — and answers each migration's result. Invoked
  * after a deploy by `durable-ops migrate --remote <function>` (`migrateRemote`). Nothing is opened at import; the
- * database pool is built on the first invocation and kept while the instance is warm.
+ * database pool is built on the first invocation and kept while the instance is warm (`migrateLambda`).
  */
-export const handler = createMigrateHandler({
-  store: lazy(() => {
-    const config = loadConfig();
-    return openStore(config.DATABASE_URL, { poolSize: config.DB_POOL_SIZE });
-  }),
-  logger: createProcessLogger(),
-});
+export const handler = migrateLambda();

@@ -136,6 +136,19 @@ export class ScopeViolationError extends DurableOpsError {
   readonly code = 'scope_violation' as const;
 }
 
+/**
+ * Thrown when a step asked to run inside the caller's transaction (`admitOperation`, `retryOperation` with
+ * `{ transaction }`, docs/design.md §4) is given something that is not a kysely transaction opened on the scope's
+ * store: it would commit apart from the caller's rows. Nothing was written. A programming error (a 500 if it ever
+ * reaches HTTP).
+ */
+export class ForeignTransactionError extends DurableOpsError {
+  readonly code = 'foreign_transaction' as const;
+  constructor() {
+    super("The transaction must be an open kysely transaction on the owner scope's store (store.db).");
+  }
+}
+
 /** Thrown when a request carries no verified identity (missing/invalid JWT or authorizer claims). */
 export class UnauthorizedError extends DurableOpsError {
   readonly code = 'unauthorized' as const;
@@ -209,5 +222,23 @@ export class DeadLetterQueueNotConfiguredError extends DurableOpsError {
   readonly code = 'dead_letter_queue_not_configured' as const;
   constructor() {
     super('No dead-letter queue is configured (SQS_DLQ_URL).');
+  }
+}
+
+/**
+ * Thrown when a feature needs an optional peer dependency of the package that the application has not installed:
+ * SQLite (`sqlite:` / `file:` URLs) needs `better-sqlite3`, the local stack's queue needs `fauxqs`. Nothing was opened or
+ * started. `dependency` is the npm package name, `version` the release durable-ops is tested with; `cause` is the module
+ * loader's error.
+ */
+export class OptionalDependencyMissingError extends DurableOpsError {
+  readonly code = 'optional_dependency_missing' as const;
+  constructor(
+    readonly feature: string,
+    readonly dependency: string,
+    readonly version: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${feature} needs the optional peer dependency ${dependency}: npm install ${dependency}@${version}`, options);
   }
 }

@@ -7,6 +7,8 @@
 export { ConfigSchema, loadConfig, type Config } from './config.js';
 export { createRuntime, createRegistry, lazy, type Runtime, type RuntimeOverrides } from './runtime.js';
 export { createPowertoolsLogger, createProcessLogger, loggerOver, SERVICE_NAME, silentLogger, type Logger } from './logger.js';
+// An application's own task types and recovery modules, which `durable-ops/lambda` and `durable-ops/local` are built from
+export { appOverrides, type DurableOpsApp } from './app/durable-ops-app.js';
 
 // Logs and metrics (Powertools: JSON log lines, CloudWatch EMF metrics)
 export { MetricName, noopMetrics, type MetricDimensions, type OpsMetrics, type PublishingMetrics } from './observability/metrics.js';
@@ -19,6 +21,7 @@ export {
   CapacityExhaustedError,
   ConfigError,
   DeadLetterQueueNotConfiguredError,
+  ForeignTransactionError,
   DurableOpsError,
   IdempotencyKeyReusedError,
   InvalidTransitionError,
@@ -26,6 +29,7 @@ export {
   LeaseLostError,
   NotEntitledError,
   OperationNotFoundError,
+  OptionalDependencyMissingError,
   RateLimitedError,
   RetryLimitReachedError,
   ScopeViolationError,
@@ -54,13 +58,14 @@ export {
 export { migrateRemote, type MigrateRemoteOptions } from './db/remote-migrate.js';
 export { MigrateFunctionError, MigrateInvokeError, MigrateResponseError, MigrationFailedError } from './db/migration-errors.js';
 export type { Capabilities, DialectName } from './db/capabilities.js';
+export type { AfterCommit, InCallerTransaction } from './db/caller-transaction.js';
 
 // Operations: states, scopes, services, DTOs
 export { ALL_STATUSES, OperationStatus, TERMINAL_STATUSES, TRANSITIONS, isTerminal, nextStatus, type OperationEvent } from './operations/lifecycle/operation-status.js';
 export { FailureCode } from './operations/lifecycle/failure-code.js';
 export { OwnerScope, WorkerScope } from './operations/scopes.js';
 export { AdmitRequestSchema, IdempotencyKeySchema, type AdmitRequest } from './operations/admission/admission-schema.js';
-export { admitOperation, type Admission, type AdmissionDeps } from './operations/admission/admit-operation.js';
+export { admitOperation, type Admission, type AdmissionDeps, type AdmitOptions, type TransactionalAdmission } from './operations/admission/admit-operation.js';
 export { claimNextOperation, enterOwnerScope, type ClaimableRoutes, type ClaimDeps, type ClaimedOperation } from './operations/lease/claim-operation.js';
 export {
   acknowledgeCancel,
@@ -72,7 +77,7 @@ export {
 } from './operations/lease/lease-operations.js';
 export { heartbeat, type Progress } from './operations/lease/heartbeat.js';
 export { attemptOutcome, type AttemptEndKind, type AttemptOutcome, type AttemptOutcomeInput, type FailureKind, type UncancelledOutcome } from './operations/lifecycle/attempt-outcome.js';
-export { cancelOperation, retryOperation, type RetryDeps } from './operations/owner/owner-commands.js';
+export { cancelOperation, retryOperation, type RetryDeps, type TransactionalRetry } from './operations/owner/owner-commands.js';
 export { getOperation, listNotifications, listOperations } from './operations/owner/owner-reads.js';
 export type { Page } from './paging/page.js';
 export { NotificationDtoSchema, OperationDtoSchema, toNotificationDto, toOperationDto, type NotificationDto, type OperationDto } from './operations/owner/operation-dto.js';
@@ -162,7 +167,7 @@ export {
 
 export { RecoveryModuleRegistry, createRecoveryModules, type RecoveryModule } from './recovery/recovery-modules.js';
 export { listUnresolved, UnresolvedRecoveryDtoSchema, type UnresolvedRecoveryDto } from './recovery/unresolved.js';
-export { describeRecoveryOperation } from './recovery/recovery-details.js';
+export { describeRecoveryOperation, describeRecoveryOperationByKey, type RecoveryDetails } from './recovery/recovery-details.js';
 
 // Durable effects in the product: result objects (compensatable) and DLQ redrive (forward-only)
 export { writeResultObject } from './results/write-result-object.js';
@@ -202,7 +207,7 @@ export { WakeupMessageSchema, parseWakeupMessage, type WakeupMessage } from './q
 export { SqsWakeupSender, createSqsClient, type WakeupSender, type WakeupSendOptions } from './queue/wakeup-sender.js';
 
 // Local stack
-export { startLocalStack, type LocalStack } from './local/local-stack.js';
+export { startLocalStack, type LocalStack, type LocalStackOptions } from './local/local-stack.js';
 export { STAND_IN_MODEL, standInCompletion, startStandInModelServer, type StandInModelServer } from './local/stand-in-model.js';
 export { startLocalLambda, type LocalFunction, type LocalLambda } from './local/local-lambda.js';
 export { signDevToken, verifyDevToken } from './local/dev-token.js';

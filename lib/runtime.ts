@@ -53,7 +53,13 @@ export interface RuntimeOverrides {
   readonly logger?: Logger;
   /** @default `noopMetrics`: metrics exist only where someone publishes them */
   readonly metrics?: OpsMetrics;
+  /** The task types this process serves. @default {@link createRegistry}`(config)`: the built-in ones the config asks for */
   readonly registry?: TaskRegistry;
+  /**
+   * The modules that write durable recovery operations, with their reconciliation actions (docs/design.md §8): an
+   * application that writes its own ledger records registers them here. @default {@link createRecoveryModules}`()`
+   */
+  readonly recoveryModules?: RecoveryModuleRegistry;
 }
 
 /**
@@ -101,7 +107,7 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     policy: policyFromConfig(config),
     capacity,
     wakeups,
-    recoveryModules: createRecoveryModules(),
+    recoveryModules: overrides.recoveryModules ?? createRecoveryModules(),
     logger: overrides.logger ?? createProcessLogger(),
     metrics: overrides.metrics ?? noopMetrics,
     results,

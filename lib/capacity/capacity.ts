@@ -126,15 +126,27 @@ function remember(store: Store, id: string): void {
 const globalId = (pool: AdmissionPools['global']) => `${pool.key}#${pool.limit}`;
 const ownerId = (pair: OwnerPair) => `${pair.taskType}\u0000${pair.ownerUserId}`;
 
-async function ensureAdmissionRows(store: Store, pools: AdmissionPools): Promise<void> {
+/**
+ * Creates what is missing of the admission's rows: on their own statements — or, with `caller` (the caller's open
+ * transaction, docs/design.md §4 "Admission inside the caller's transaction"), in it: SQLite's one connection runs no
+ * statement beside an open transaction, and what the caller rolls back must take nothing of its own along. Rows seen
+ * there are not remembered (they may be the caller's, uncommitted), and not retried on a transient error (a deadlock
+ * ends the caller's transaction: the caller runs it again).
+ */
+async function ensureAdmissionRows(store: Store, pools: AdmissionPools, caller?: TxContext): Promise<void> {
   const known = knownRowsOf(store);
   if (!known.has(globalId(pools.global))) {
-    await ensurePool(store, pools.global.key, pools.global.limit);
-    remember(store, globalId(pools.global));
+    if (caller) {
+      if (!(await slotExists(caller, pools.global.key, pools.global.limit - 1))) await insertMissingSlots(caller, pools.global.key, 0, pools.global.limit);
+    } else {
+      await ensurePool(store, pools.global.key, pools.global.limit);
+      remember(store, globalId(pools.global));
+    }
   }
   if (!known.has(ownerId(pools.owner))) {
-    if (!(await ownerCapacityRowExists(store, pools.owner))) await ensureOwnerCapacityRows(store, [pools.owner]);
-    remember(store, ownerId(pools.owner));
+    const ctx = caller ?? store;
+    if (!(await ownerCapacityRowExists(ctx, pools.owner))) await ensureOwnerCapacityRows(ctx, [pools.owner]);
+    if (!caller) remember(store, ownerId(pools.owner));
   }
 }
 
@@ -142,18 +154,20 @@ async function ensureAdmissionRows(store: Store, pools: AdmissionPools): Promise
  * After a reservation found the owner or the pool full: checks that the owner's counter row and the global pool's
  * slot rows still exist (two primary-key lookups), re-creating what vanished. Returns true when something had to be
  * re-created — the reservation should be retried — and false when both are complete, so "full" was the truth.
+ * `caller`: the caller's open transaction, in which the lookups and creations run (see {@link prepareAdmissionPools}).
  */
-export async function restoreMissingPools(store: Store, pools: AdmissionPools): Promise<boolean> {
+export async function restoreMissingPools(store: Store, pools: AdmissionPools, caller?: TxContext): Promise<boolean> {
+  const ctx = caller ?? store;
   let restored = false;
-  if (!(await slotExists(store, pools.global.key, pools.global.limit - 1))) {
+  if (!(await slotExists(ctx, pools.global.key, pools.global.limit - 1))) {
     knownRowsOf(store).delete(globalId(pools.global));
     restored = true;
   }
-  if (!(await ownerCapacityRowExists(store, pools.owner))) {
+  if (!(await ownerCapacityRowExists(ctx, pools.owner))) {
     knownRowsOf(store).delete(ownerId(pools.owner));
     restored = true;
   }
-  if (restored) await ensureAdmissionRows(store, pools);
+  if (restored) await ensureAdmissionRows(store, pools, caller);
   return restored;
 }
 
@@ -161,6 +175,9 @@ export async function restoreMissingPools(store: Store, pools: AdmissionPools): 
  * Resolves (and creates, if new) the admission capacity for an owner on `plan` admitting `taskType`: the owner's
  * counter row (created with counts from its operations, `ensureOwnerCapacityRows`) and the global pool's slot rows.
  * What this process already saw complete is not looked up again (see {@link restoreMissingPools} for the full path).
+ * Missing rows are created on statements of their own, committed at once — or, with `caller` (an admission or owner
+ * retry inside the caller's open transaction, docs/design.md §4), in that transaction, so they commit or roll back
+ * with it.
  */
 export async function prepareAdmissionPools(
   store: Store,
@@ -168,6 +185,7 @@ export async function prepareAdmissionPools(
   taskType: string,
   ownerUserId: string,
   plan: string,
+  caller?: TxContext,
 ): Promise<AdmissionPools> {
   const limits = capacity.admissionLimits(taskType, plan);
   const pools: AdmissionPools = {
@@ -175,7 +193,7 @@ export async function prepareAdmissionPools(
     global: { key: globalPoolKey(taskType), limit: limits.global },
     retryAfterSeconds: capacity.retryAfterSeconds,
   };
-  await ensureAdmissionRows(store, pools);
+  await ensureAdmissionRows(store, pools, caller);
   return pools;
 }
 

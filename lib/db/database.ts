@@ -37,7 +37,7 @@ export interface OperationsTable {
   /** Bounded operator-facing failure text; never returned by the owner API. */
   failure_message: string | null;
   deadline_at: string;
-  /** Earliest time a worker may claim it (claimable states only; `nextAttemptAt` when waiting for retry). */
+  /** Earliest time a worker may claim it (claimable states only; `nextAttemptAt` when waiting for retry, or queued by a delayed admission). */
   available_at: string | null;
   /** When the sweeper should next re-send an SQS wake-up for this row (claimable states only). */
   wake_at: string | null;

@@ -1,10 +1,10 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, MysqlDialect, SqliteDialect, type RawBuilder } from 'kysely';
 import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { createPool } from 'mysql2';
 import { ConfigError } from '../errors.js';
+import { requireOptionalPeer } from '../optional-peer.js';
 import { mariadbCapabilities, sqliteCapabilities, type Capabilities } from './capabilities.js';
 import type { Database } from './database.js';
 
@@ -85,7 +85,11 @@ export function parseDatabaseUrl(value: string): DatabaseTarget {
  * MariaDB connections are configured so driver types match the row types: UTC (`timezone: 'Z'`,
  * session `time_zone = '+00:00'`), READ COMMITTED sessions, `dateStrings` (timestamps stay strings with microseconds), strict SQL mode
  * (over-long strings are errors, never silently truncated), utf8mb4; over verified TLS with `?ssl=true`.
+ *
+ * SQLite goes through `better-sqlite3`, an optional peer dependency of the package: it is loaded only here, when a SQLite
+ * URL is opened, so an application on MariaDB (every Lambda) never installs or loads the native addon.
  * @throws {ConfigError} when the URL is not understood.
+ * @throws {OptionalDependencyMissingError} for a SQLite URL when `better-sqlite3` is not installed.
  */
 export function openStore(databaseUrl: string, options: OpenStoreOptions = {}): Store {
   const target = parseDatabaseUrl(databaseUrl);
@@ -121,10 +125,11 @@ export function openStore(databaseUrl: string, options: OpenStoreOptions = {}): 
     const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) });
     return buildStore(db, mariadbCapabilities, offset);
   }
+  // Loaded only when SQLite is asked for (and before any directory is made), so a Lambda bundle (MariaDB only) never
+  // needs the native addon.
+  const Sqlite = requireOptionalPeer<typeof BetterSqlite3>('better-sqlite3', 'SQLite');
   if (target.path !== ':memory:') mkdirSync(dirname(target.path), { recursive: true });
   const open = (busyTimeoutMs: number) => {
-    // Loaded only when SQLite is asked for, so a Lambda bundle (MariaDB only) never needs the native addon.
-    const Sqlite = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
     const database = new Sqlite(target.path);
     database.pragma('journal_mode = WAL');
     database.pragma(`busy_timeout = ${busyTimeoutMs}`);

@@ -25,7 +25,8 @@ const operationIdParam = z.strictObject({
  * The owner's operations and their notifications (docs/design.md §7), each route with its OpenAPI description:
  *
  * - `POST /api/operations` — header `Idempotency-Key` (1–128 of `[A-Za-z0-9._:-]`), body
- *   `{taskType, subject: {type, id}, params?}`. New: **202** + `Location: /api/operations/{id}`. Replay of the same
+ *   `{taskType, subject: {type, id}, params?, priority?, delaySeconds? | runAt?}` (the last three where the task type
+ *   allows them, docs/design.md §4). New: **202** + `Location: /api/operations/{id}`. Replay of the same
  *   request under the same key: **200** + `Idempotent-Replayed: true` (IETF `Idempotency-Key` header draft), even
  *   when capacity is full. Not entitled: 403; a capacity limit full (`capacity_exhausted`) or the owner's admission
  *   rate bucket empty (`rate_limited`): 429 + `Retry-After` (docs/design.md §4).
@@ -46,7 +47,10 @@ export const OPERATION_ROUTES: readonly OwnerRoute[] = [
       summary: 'Start an operation',
       description: `${ADMISSION_DESCRIPTION} \`params\` is checked again against the task type's own schema.`,
       idempotencyKey: true,
-      body: { schema: AdmitRequestSchema, description: 'The task type, its subject and its params.' },
+      body: {
+        schema: AdmitRequestSchema,
+        description: 'The task type, its subject and its params; where the task type allows them, a per-operation priority and a delay.',
+      },
       success: {
         202: { description: 'A new operation was admitted (queued).', schema: OperationDtoSchema, headers: { location: true } },
         200: {
@@ -55,7 +59,13 @@ export const OPERATION_ROUTES: readonly OwnerRoute[] = [
           headers: { location: false, 'idempotent-replayed': false },
         },
       },
-      problems: { ...ADMISSION_PROBLEMS, 404: 'The subject of an exclusive-subject task type is not the owner’s (e.g. `job_not_found`).' },
+      problems: {
+        ...ADMISSION_PROBLEMS,
+        400:
+          `${ADMISSION_PROBLEMS[400]} Also a \`priority\`, \`delaySeconds\` or \`runAt\` the task type does not allow or outside its bounds, ` +
+          'or both delay fields at once; `errors[].path` names the field.',
+        404: 'The subject of an exclusive-subject task type is not the owner’s (e.g. `job_not_found`).',
+      },
     },
     async handle(scope, deps, event) {
       return admissionResponse(await admitOperation(scope, deps, event.headers?.['idempotency-key'], parseJsonObjectBody(event)));

@@ -1,6 +1,6 @@
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { buildApp } from 'fauxqs';
+import { importOptionalPeer } from '../optional-peer.js';
 import { createSqsClient } from '../queue/wakeup-sender.js';
 import { createS3Client } from '../results/s3-client.js';
 
@@ -45,10 +45,14 @@ export interface LocalQueue {
  * `RedrivePolicy` sends a message to the DLQ once it has been received `maxReceiveCount` times without being
  * deleted — as SQS does — and the requested S3 buckets. State is in memory only: the database, not the queue,
  * holds the work (docs/design.md §1).
+ *
+ * fauxqs is an optional peer dependency of the package, loaded (dynamic import) only here, when the local queue starts.
+ * @throws {OptionalDependencyMissingError} when `fauxqs` is not installed.
  * @throws {Error} when the port is taken or a queue or bucket cannot be created; the emulator is stopped first.
  */
 export async function startLocalQueue(options: LocalQueueOptions = {}): Promise<LocalQueue> {
   const queueName = options.queueName ?? 'durable-ops-wakeup';
+  const { buildApp } = await importOptionalPeer('fauxqs', 'The local queue', () => import('fauxqs'));
   const app = buildApp({ logger: false });
   await app.listen({ port: options.port ?? 0, host: '127.0.0.1' });
   const address = app.server.address();

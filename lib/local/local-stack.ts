@@ -6,7 +6,7 @@ import { describeError } from '../logger.js';
 import type { Observability } from '../observability/observability.js';
 import { createSqsClient } from '../queue/wakeup-sender.js';
 import { assertMatchedRowCounts } from '../db/row-count-check.js';
-import { createRuntime, type Runtime } from '../runtime.js';
+import { createRuntime, type Runtime, type RuntimeOverrides } from '../runtime.js';
 import { sweepWith } from '../sweeper/sweeper-handler.js';
 import { createWorkerHandler } from '../worker/worker-handler.js';
 import { startLocalQueue, type LocalQueue } from './local-queue.js';
@@ -29,6 +29,13 @@ export interface LocalStack {
 }
 
 /**
+ * What an application adds to the local stack: its own task types and recovery modules (`appOverrides` of a
+ * `DurableOpsApp` builds both). @default the built-in registry the config asks for (`createRegistry`) and the built-in
+ * recovery modules (`createRecoveryModules`)
+ */
+export type LocalStackOptions = Pick<RuntimeOverrides, 'registry' | 'recoveryModules'>;
+
+/**
  * Starts the whole stack in one process (docs/design.md §9): migrations, an SQS queue + DLQ and a results bucket (in-process
  * fauxqs, which then also serves `RESULTS_BUCKET`/`S3_ENDPOINT` and `SQS_DLQ_URL` — the operator API's redrive —
  * unless `SQS_QUEUE_URL` points at a real or emulated queue; then results and the DLQ follow the configuration), the
@@ -43,9 +50,11 @@ export interface LocalStack {
  * its middlewares, so each local invocation publishes its EMF metrics to stdout as in AWS (set
  * `POWERTOOLS_METRICS_DISABLED=true` to silence them). One process serves every local invocation, so a line's Lambda
  * context fields name the invocation that started last.
+ * @param options the task types and recovery modules to serve: an application's (`startLocalApp` of `durable-ops/local`)
+ * or, by default, the built-in ones.
  * @throws {ConfigError} for invalid configuration; driver errors if the database cannot be reached or migrated.
  */
-export async function startLocalStack(config: Config, observability: Observability): Promise<LocalStack> {
+export async function startLocalStack(config: Config, observability: Observability, options: LocalStackOptions = {}): Promise<LocalStack> {
   const { logger, metrics } = observability;
   let queue: LocalQueue | undefined;
   let queueUrl = config.SQS_QUEUE_URL;
@@ -62,7 +71,7 @@ export async function startLocalStack(config: Config, observability: Observabili
   }
   const models: LocalModels | undefined = config.AI_TASKS ? await startLocalModels(config, logger) : undefined;
   const effective: Config = Object.freeze({ ...config, SQS_QUEUE_URL: queueUrl, SQS_ENDPOINT: endpoint, SQS_DLQ_URL: dlqUrl, ...results, ...models?.config });
-  const runtime = createRuntime(effective, { logger, metrics });
+  const runtime = createRuntime(effective, { logger, metrics, ...options });
   await migrateToLatest(runtime.store);
   try {
     await assertMatchedRowCounts(runtime.store);

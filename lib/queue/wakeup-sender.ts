@@ -11,7 +11,7 @@ const SQS_MAX_BATCH_ENTRIES = 10;
  * Largest per-message delay SQS accepts, in **seconds** (15 minutes).
  * Source: AWS SQS API reference, SendMessageBatchRequestEntry.DelaySeconds ("0 to 900").
  */
-const SQS_MAX_DELAY_SECONDS = 900;
+export const SQS_MAX_DELAY_SECONDS = 900;
 
 /** Options of {@link WakeupSender.send}. */
 export interface WakeupSendOptions {

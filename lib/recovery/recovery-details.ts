@@ -3,7 +3,7 @@ import type { DbContext } from '../db/database.js';
 import { parseDbTime, toIsoOrNull } from '../db/db-time.js';
 import { loadVerifiedChain } from './chain-verification.js';
 import type { RecoveryModuleRegistry } from './recovery-modules.js';
-import { findRecoveryOperation, listCheckpoints } from './recovery.repository.js';
+import { findRecoveryByKey, findRecoveryOperation, listCheckpoints } from './recovery.repository.js';
 
 const isoDateTime = z.string().datetime();
 
@@ -99,4 +99,20 @@ export async function describeRecoveryOperation(ctx: DbContext, modules: Recover
       createdAt: parseDbTime(c.created_at).toISOString(),
     })),
   };
+}
+
+/**
+ * The operation `module` began under `idempotencyKey` (`beginDurableRecoveryOperation`), described as by
+ * {@link describeRecoveryOperation}, or `undefined` when the module never used that key. How a module learns what an
+ * earlier attempt of its effect recorded before it acts again (e.g. a delivery whose 2xx was recorded is not sent
+ * twice). Reads only; takes no lease.
+ */
+export async function describeRecoveryOperationByKey(
+  ctx: DbContext,
+  modules: RecoveryModuleRegistry,
+  module: string,
+  idempotencyKey: string,
+): Promise<RecoveryDetails | undefined> {
+  const row = await findRecoveryByKey(ctx, module, idempotencyKey);
+  return row ? describeRecoveryOperation(ctx, modules, row.id) : undefined;
 }

@@ -24,6 +24,7 @@ export const DemoWaitParamsSchema = z
  * The built-in demonstration task (registered when `DEMO_TASKS=1`): waits `durationMs`, reporting progress
  * about every 5 % (at least every 5 s), stops as soon as its signal aborts, fails retryably on each of its first
  * `failAttempts` attempts and permanently when `permanentFailure` is true. Requires the owner's `aiEnabled` setting.
+ * Accepts a per-operation `priority` (-10..10) and a delay of up to one day (docs/design.md §4).
  * With `writeResult` (and `RESULTS_BUCKET` configured) it then publishes a tiny result object — `{ operationId,
  * attempt, durationMs }`, no user content — kept only if the run still stands at the next heartbeat.
  */
@@ -31,6 +32,9 @@ export const demoWaitTask = defineTask({
   type: 'demo.wait',
   paramsSchema: DemoWaitParamsSchema,
   priority: 0,
+  // Admission may order an owner's demo runs (`priority` -10..10) and delay one by up to a day (`delaySeconds` / `runAt`).
+  operationPriority: { min: -10, max: 10 },
+  delay: { maxSeconds: 86_400 },
   timeoutMs: 660_000,
   // Stands in for AI work: an owner who turns AI off (PATCH /api/me/settings) can no longer run it.
   entitlement: { aiEnabled: true },

@@ -97,16 +97,38 @@ export interface RetryPolicy {
 }
 
 /**
- * A task handler's registration (docs/design.md §5): its type, params schema, priority, attempts, timeout, lease, retry
- * policy, entitlement, capacity route and model use (whether external routes are allowed).
+ * A task handler's registration (docs/design.md §5): its type, params schema, priority tier, attempts, timeout, lease,
+ * retry policy, entitlement, capacity route, model use (whether external routes are allowed), and what admission may
+ * ask of one operation (a per-operation priority, a delay).
  */
 export interface TaskDefinition<S extends z.ZodType = z.ZodType> {
   /** Matches `TASK_TYPE_PATTERN`, e.g. `demo.wait`. */
   readonly type: string;
   /** zod schema of the params; its output is what is stored and handed to `run`. */
   readonly paramsSchema: S;
-  /** Higher runs first among claimable operations. -1000..1000. @default 0 */
+  /**
+   * The task type's **tier** between task types: while a type of a higher tier has due work within its owners' limits,
+   * a lower one waits (docs/design.md §4, fair share: order). -1000..1000. Not the per-operation priority that orders
+   * one owner's own queue of this type: that is {@link operationPriority}. @default 0
+   */
   readonly priority?: number;
+  /**
+   * Opts the task type in to a **per-operation priority**: admission accepts `priority` (an integer in `min..max`) and
+   * stores it on the row, where it orders the owner's own queue of this type — the higher first, then the oldest — and
+   * nothing else: it never moves the operation ahead of another owner's turn, nor of another task type's tier
+   * (docs/design.md §4, fair share: order). An operation admitted without one gets 0 clamped into `min..max`. Both
+   * bounds are integers in -1000..1000 with `min <= max` (checked at registration). Without this, a `priority` in the
+   * request is a 400 and the row stores {@link priority}, as before. @default not accepted
+   */
+  readonly operationPriority?: { readonly min: number; readonly max: number };
+  /**
+   * Opts the task type in to **delayed operations**: admission accepts `delaySeconds` or `runAt` (one of them) up to
+   * `maxSeconds` after the database clock's now; the operation is `queued` but claimable only from then on, its queued
+   * deadline counts from then, and it holds its owner's admission capacity while it waits (docs/design.md §4, delayed
+   * operations). `maxSeconds` is an integer, 1 to `FieldLimits.delaySeconds.max` (30 days; checked at registration).
+   * Without this, a delay in the request is a 400. @default not accepted
+   */
+  readonly delay?: { readonly maxSeconds: number };
   /** Attempts per cycle. @default config MAX_ATTEMPTS */
   readonly maxAttempts?: number;
   /** Per-attempt timeout in **milliseconds**; also capped below the Lambda's remaining time. */

@@ -19,6 +19,12 @@ export const FieldLimits = Object.freeze({
   maxAttempts: { min: 1, max: 100 },
   manualRetries: { min: 0, max: 1000 },
   progressPercent: { min: 0, max: 100 },
+  /**
+   * How far ahead an admission may schedule its operation (`delaySeconds`, or `runAt` from the database clock's now), in
+   * **seconds**: the hard bound of every task type's `delay.maxSeconds` (30 days). A request bound, not a column: what is
+   * stored is the resulting `available_at` (docs/design.md §4, delayed operations).
+   */
+  delaySeconds: { min: 0, max: 30 * 86_400 },
 });
 
 /** Pattern of an `Idempotency-Key`: 1–128 of `[A-Za-z0-9._:-]` (docs/design.md §7). */

@@ -8,13 +8,10 @@ import { retryDelayMs } from '../operations/lifecycle/backoff.js';
 import type { OperationPolicy } from '../operations/operation-policy.js';
 import type { OwnerScope } from '../operations/scopes.js';
 import { sendWakeup } from '../queue/send-wakeup.js';
-import type { WakeupSender } from '../queue/wakeup-sender.js';
+import { SQS_MAX_DELAY_SECONDS, type WakeupSender } from '../queue/wakeup-sender.js';
 import type { Logger } from '../logger.js';
 import { PermanentTaskError, SubjectNotFoundError, type RetryPolicy } from '../tasks/task-definition.js';
 import type { AttemptEnd } from './attempt-end.js';
-
-/** Longest delay SQS can give a message, in seconds (`DelaySeconds`); a later retry is woken by the sweeper. */
-const SQS_MAX_DELAY_SECONDS = 900;
 
 /** A failed run's verdict: how it failed (docs/design.md §5 classification) and the operator-only message. */
 export interface FailureVerdict {

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../lib/logger.js';
 import { startLocalHttpServer, type LocalHttpServer } from '../../lib/local/local-http-server.js';
+import { CLI_FROM_SOURCES } from '../support/run-script.js';
 import { DIALECTS, hasMariadb } from '../support/test-store.js';
 import { buildLedgerFixture, testRecoveryModules, type LedgerFixture } from '../recovery/ops-fixtures.js';
 import { createApiTestApp, type ApiTestApp } from './api-test-app.js';
@@ -15,7 +16,7 @@ function mintToken(args: readonly string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      ['bin/durable-ops.mjs', 'token', ...args],
+      [...CLI_FROM_SOURCES, 'token', ...args],
       { cwd: ROOT, env: { ...process.env, DEV_JWT_SECRET: SECRET }, timeout: 30_000 },
       (error, stdout) => (error ? reject(error) : resolve(stdout.trim())),
     );

@@ -6,7 +6,9 @@ export const IdempotencyKeySchema = z.string().regex(IDEMPOTENCY_KEY_PATTERN, 'm
 
 /**
  * The body of `POST /api/operations` and the input of `admitOperation` (docs/design.md §4, §7). `params` is checked
- * again, strictly, against the task type's own schema.
+ * again, strictly, against the task type's own schema. `priority`, `delaySeconds` and `runAt` are accepted only for a
+ * task type that opts in (`operationPriority`, `delay`; else a 400 naming the field), within its bounds, and
+ * `delaySeconds` and `runAt` never together (`admitOperation` checks all three against the task type).
  */
 export const AdmitRequestSchema = z
   .object({
@@ -18,6 +20,39 @@ export const AdmitRequestSchema = z
       })
       .strict(),
     params: z.record(z.string(), z.unknown()).optional(),
+    priority: z
+      .number()
+      .int()
+      .min(FieldLimits.priority.min)
+      .max(FieldLimits.priority.max)
+      .optional()
+      .meta({
+        description:
+          'Orders this owner’s own queue of the task type: the higher first, then the oldest. It never takes another owner’s turn ' +
+          'or another task type’s place. Only for a task type that allows it, within the bounds it sets (else 400); without it, 0 ' +
+          'clamped into those bounds.',
+      }),
+    delaySeconds: z
+      .number()
+      .int()
+      .min(FieldLimits.delaySeconds.min)
+      .max(FieldLimits.delaySeconds.max)
+      .optional()
+      .meta({
+        description:
+          'Start no earlier than this many seconds from now (the database clock). The operation is `queued` with `nextAttemptAt` ' +
+          'until then, can be cancelled, and holds the owner’s capacity; its queued deadline counts from then. Only for a task ' +
+          'type that allows it, up to the maximum it sets (at most 30 days; else 400). Not together with `runAt`.',
+      }),
+    runAt: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .meta({
+        description:
+          'Start no earlier than this RFC 3339 time (with `Z` or an offset; read to the millisecond, sub-millisecond digits round up). ' +
+          'A time already past means now. Only for a task type that allows a delay, at most its maximum ahead of the database clock’s ' +
+          'now (else 400); otherwise as `delaySeconds`, and not together with it.',
+      }),
   })
   .strict()
   .meta({ id: 'AdmitRequest' });

@@ -1,7 +1,8 @@
 import { takeAdmissionToken } from '../../capacity/admission-rate.js';
 import { globalPoolKey, prepareAdmissionPools, reserveAdmission, restoreMissingPools } from '../../capacity/capacity.js';
 import type { CapacityPolicy } from '../../capacity/capacity-policy.js';
-import { inTransaction } from '../../db/transaction.js';
+import { callerTransaction, inOwnOrCallerTransaction, inSavepoint, once, oneStepAtATime, type AfterCommit, type InCallerTransaction } from '../../db/caller-transaction.js';
+import type { Database, TxContext } from '../../db/database.js';
 import { viaRoutine } from '../../db/server-routine.js';
 import { CapacityExhaustedError, IdempotencyKeyReusedError, NotEntitledError, RateLimitedError, ValidationError } from '../../errors.js';
 import { recheckOwner } from '../../owners/owner-recheck.js';
@@ -25,6 +26,8 @@ import { taskPolicy, type OperationPolicy } from '../operation-policy.js';
 import { canonicalJson, requestHash } from '../../hashing/request-hash.js';
 import { assertOwnerScope, type OwnerScope } from '../scopes.js';
 import { parseOrThrow } from '../../validation/parse-or-throw.js';
+import { admissionSchedule, delayMsOf, hashedDelay, parseRequestedDelay, type RequestedDelay } from './admission-delay.js';
+import { operationPriorityOf } from './operation-priority.js';
 
 /** What admission needs besides the owner scope. */
 export interface AdmissionDeps {
@@ -50,6 +53,16 @@ export interface Admission {
 }
 
 /**
+ * The result of {@link admitOperation} inside the caller's transaction (`{ transaction }`): the {@link Admission} as
+ * it will be once the caller commits, and `afterCommit()`, which the caller calls after its commit to send the
+ * wake-up and record the admission (a replay or a reused operation sends nothing). See {@link AfterCommit}.
+ */
+export interface TransactionalAdmission extends Admission, AfterCommit {}
+
+/** Options of {@link admitOperation}. @see InCallerTransaction */
+export type AdmitOptions<DB extends Database = Database> = Partial<InCallerTransaction<DB>>;
+
+/**
  * Admits one operation for the owner, idempotently (docs/design.md §2, §4): validates the request and the task type's
  * params, rechecks the owner's live settings (entitlement; plan for the limits), binds the idempotency key to the
  * canonical request hash, and in **one transaction** inserts a `queued` row (privacy mode snapshotted, deadline from
@@ -60,7 +73,16 @@ export interface Admission {
  *
  * On MariaDB all of that but the validation and the wake-up is **one round trip**: one `CALL admit_operation_v2`
  * makes the same decision server-side (docs/design.md §9) for every task type without an exclusive subject or an
- * admission rate; those, and every admission on SQLite, run the statements below from here.
+ * admission rate, and every request without a delay; those, and every admission on SQLite, run the statements below
+ * from here.
+ *
+ * **Priority and delay** (docs/design.md §4), each only for a task type that opts in, and both bound by the request
+ * hash (the same key with another `priority`, `delaySeconds` or `runAt` is a 422): `priority` is stored on the row and
+ * orders the owner's own queue of the type (`operationPriorityOf`); `delaySeconds` (seconds) or `runAt` (RFC 3339; one
+ * of them) makes the `queued` row claimable only from then on, on the database clock, with its queued deadline counted
+ * from then and its wake-up an SQS message delayed by up to 900 s, or beyond that the sweeper's due wake-up
+ * (`admission-delay.ts`). A delayed operation holds its owner's admission capacity while it waits, and is cancelled
+ * like any queued one.
  *
  * Only a new operation spends a token: it is taken after the insert, so a duplicate key (a replay, or a 422 key reuse)
  * fails before it and the rollback leaves the bucket as it was; a reused active operation returns before it. The token
@@ -80,8 +102,10 @@ export interface Admission {
  * Each outcome is recorded once (`recordLifecycle`): `operation_admitted`, `operation_replayed` or `operation_reused`
  * with the operation id; a full pool as `capacity_rejected` with its kind (`owner` | `global`) and no id; an empty rate
  * bucket as `rate_limited` (`RateLimited`) with no id.
- * @param input `{ taskType, subject: { type, id }, params? }` (see `AdmitRequestSchema`).
- * @throws {ValidationError} malformed input, key or params, or a subject type the task does not accept (HTTP 400).
+ * @param input `{ taskType, subject: { type, id }, params?, priority?, delaySeconds? | runAt? }` (see `AdmitRequestSchema`).
+ * @throws {ValidationError} malformed input, key or params, or a subject type the task does not accept (HTTP 400);
+ * a `priority`, `delaySeconds` or `runAt` the task type does not accept or outside its bounds, or both delay fields
+ * (HTTP 400, the issue naming the field).
  * @throws the subject's not-found error (HTTP 404) for an exclusive-subject task whose subject is not the owner's.
  * @throws {UnknownTaskTypeError} unregistered task type (HTTP 400).
  * @throws {IdempotencyKeyReusedError} same key, different request (HTTP 422).
@@ -89,36 +113,97 @@ export interface Admission {
  * @throws {CapacityExhaustedError} a per-owner or global limit is full (HTTP 429); no row, no slot, no token, no message.
  * @throws {RateLimitedError} the owner's admission rate bucket for the task type is empty (HTTP 429 `rate_limited`,
  * `Retry-After` = its `retryAfterSeconds`); no row, no slot, no bucket change, no message.
+ *
+ * **Inside the caller's transaction** (`options.transaction`, docs/design.md §4 "Admission inside the caller's
+ * transaction"): every statement — the owner recheck, the replay reads, the creation of missing capacity rows, the
+ * insert, the token, the reservation, the turn — runs on the caller's open transaction, in-process on both databases
+ * (never `admit_operation_v2`, which is a transaction of its own), behind a savepoint: the operation and its capacity
+ * commit or roll back with the caller's own rows. Every refusal above is thrown with the caller's transaction usable
+ * and unchanged (rolled back to the savepoint); the caller decides whether to commit the rest. Nothing is sent: the
+ * answer's `afterCommit()` sends the wake-up (and records the admission) once the caller committed; a caller that
+ * dies first leaves it to the sweeper (`wake_at`, at most `WAKEUP_RESEND_SECONDS` + one sweep interval later).
+ * Admissions on one transaction run one at a time. On SQLite the caller's transaction holds the store's one
+ * connection — and, from its first write, the database's one write lock — until it ends, so keep it short.
+ * ```
+ *   caller:  BEGIN ── own rows ── admitOperation(…, { transaction }) ── own rows ── COMMIT ── afterCommit() → SQS
+ *   crash after COMMIT: ─────────────────────────────────────────────── sweeper at wake_at → SQS
+ *   ROLLBACK instead:   no row, no capacity, no token, no message
+ * ```
+ * @param options `{ transaction }`: the caller's open kysely transaction on `scope.store.db` (see {@link InCallerTransaction}).
+ * @throws {ForeignTransactionError} `transaction` is not a kysely transaction on `scope.store.db`; nothing written.
+ * @throws a transient driver error (MariaDB deadlock or lock wait timeout, `SQLITE_BUSY`) as it is, inside the caller's
+ * transaction: not retried here (a MariaDB deadlock has rolled the whole transaction back) — run the transaction again.
  */
-export async function admitOperation(
+export async function admitOperation(scope: OwnerScope, deps: AdmissionDeps, idempotencyKey: unknown, input: unknown): Promise<Admission>;
+export async function admitOperation<DB extends Database>(
   scope: OwnerScope,
   deps: AdmissionDeps,
   idempotencyKey: unknown,
   input: unknown,
-): Promise<Admission> {
+  options: InCallerTransaction<DB>,
+): Promise<TransactionalAdmission>;
+export async function admitOperation<DB extends Database>(
+  scope: OwnerScope,
+  deps: AdmissionDeps,
+  idempotencyKey: unknown,
+  input: unknown,
+  options?: AdmitOptions<DB>,
+): Promise<Admission>;
+export async function admitOperation<DB extends Database>(
+  scope: OwnerScope,
+  deps: AdmissionDeps,
+  idempotencyKey: unknown,
+  input: unknown,
+  options: AdmitOptions<DB> = {},
+): Promise<Admission | TransactionalAdmission> {
   assertOwnerScope(scope);
+  const caller = options.transaction ? callerTransaction(scope.store, options.transaction) : undefined;
   const parsed = parseAdmission(deps.registry, idempotencyKey, input);
   const taskType = parsed.request.taskType;
-  let admission: Admission;
+  let admission: PendingAdmission;
   try {
-    admission = await admitParsed(scope, deps, parsed);
+    admission =
+      caller
+        ? // The whole admission behind a savepoint: a refusal takes back even the capacity rows it created.
+          await oneStepAtATime(caller, () => inSavepoint(scope.store.caps, caller, (tx) => admitInProcess(scope, deps, parsed, tx)))
+        : await admitParsed(scope, deps, parsed);
   } catch (error) {
     if (error instanceof CapacityExhaustedError) recordLifecycle(deps, { event: 'capacity_rejected', taskType, pool: error.pool });
     if (error instanceof RateLimitedError) recordLifecycle(deps, { event: 'rate_limited', taskType });
     throw error;
   }
   const event = admission.replayed ? 'operation_replayed' : admission.reused ? 'operation_reused' : 'operation_admitted';
-  recordLifecycle(deps, { event, operationId: admission.operation.id, taskType, status: admission.operation.status });
-  return admission;
+  const record = () => recordLifecycle(deps, { event, operationId: admission.operation.id, taskType, status: admission.operation.status });
+  const { wakeUp, ...answer } = admission;
+  if (!caller) {
+    record();
+    return answer;
+  }
+  // Recorded once the caller says it committed: an admission rolled back with the caller's rows never happened.
+  return {
+    ...answer,
+    afterCommit: once(async () => {
+      record();
+      await wakeUp?.();
+    }),
+  };
 }
 
-/** A validated admission request: the key, the body, its task, canonical params and request hash. */
+/** An admission as its path answers it: with a caller's transaction, the wake-up to send after the caller's commit. */
+type PendingAdmission = Admission & { readonly wakeUp?: () => Promise<void> };
+
+/**
+ * A validated admission request: the key, the body, its task, canonical params, request hash, the per-operation
+ * priority to store (`operationPriorityOf`) and the delay asked for (`parseRequestedDelay`).
+ */
 interface ParsedAdmission {
   readonly key: string;
   readonly request: AdmitRequest;
   readonly task: TaskDefinition;
   readonly paramsJson: string;
   readonly hash: string;
+  readonly priority: number;
+  readonly delay: RequestedDelay;
 }
 
 function parseAdmission(registry: TaskRegistry, idempotencyKey: unknown, input: unknown): ParsedAdmission {
@@ -134,11 +219,17 @@ function parseAdmission(registry: TaskRegistry, idempotencyKey: unknown, input: 
   if (exclusive && request.subject.type !== exclusive.type) {
     throw new ValidationError('Invalid body.', [{ path: 'body.subject.type', message: `must be "${exclusive.type}" for ${request.taskType}` }]);
   }
-  return { key, request, task, paramsJson, hash: requestHash(request.taskType, request.subject, params) };
+  const priority = operationPriorityOf(task, request.priority);
+  const delay = parseRequestedDelay(task, request);
+  const hash = requestHash(request.taskType, request.subject, params, { priority: request.priority, ...hashedDelay(delay) });
+  return { key, request, task, paramsJson, hash, priority, delay };
 }
 
 async function admitParsed(scope: OwnerScope, deps: AdmissionDeps, parsed: ParsedAdmission): Promise<Admission> {
-  if (parsed.task.exclusiveSubject || mayRateLimit(deps.capacity, parsed.request.taskType)) return admitInProcess(scope, deps, parsed);
+  // A delayed admission (`admit_operation_v2` takes no delay: docs/design.md §9) runs in-process, like the two above.
+  if (parsed.task.exclusiveSubject || mayRateLimit(deps.capacity, parsed.request.taskType) || parsed.delay.kind !== 'none') {
+    return admitInProcess(scope, deps, parsed);
+  }
   return viaRoutine(scope.store, () => admitInOneCall(scope, deps, parsed), () => admitInProcess(scope, deps, parsed));
 }
 
@@ -151,11 +242,13 @@ function mayRateLimit(capacity: CapacityPolicy, taskType: string): boolean {
  * The admission as one `CALL admit_operation_v2` (MariaDB, `caps.serverRoutines`; docs/design.md §9): the same
  * decision as {@link admitInProcess} — owner recheck, insert with its idempotency outcome, turn, both slots — made
  * server-side in one round trip, for task types with no exclusive subject and no admission rate (those lock a subject
- * row the task defines, or spend a token, and take the in-process path). Run through `viaRoutine` (a deadlock is
+ * row the task defines, or spend a token, and take the in-process path), for requests without a delay (the routine
+ * sets `available_at` to now; a delayed one takes the in-process path too) — with the request's per-operation
+ * priority as `p_priority`. Run through `viaRoutine` (a deadlock is
  * retried; a routine not there yet falls back in-process); a duplicate key whose row vanished before it was read
  * (`retry`) is called again with a new id, as in-process.
  */
-async function admitInOneCall(scope: OwnerScope, deps: AdmissionDeps, { key, request, task, paramsJson, hash }: ParsedAdmission): Promise<Admission> {
+async function admitInOneCall(scope: OwnerScope, deps: AdmissionDeps, { key, request, task, paramsJson, hash, priority }: ParsedAdmission): Promise<Admission> {
   const policy = taskPolicy(task, deps.policy);
   const { store, ownerUserId } = scope;
   const { taskType } = request;
@@ -171,7 +264,7 @@ async function admitInOneCall(scope: OwnerScope, deps: AdmissionDeps, { key, req
           subject_type: request.subject.type,
           subject_id: request.subject.id,
           params_json: paramsJson,
-          priority: policy.priority,
+          priority,
           max_attempts: policy.maxAttempts,
         },
         deadlineMs: policy.deadlineMs,
@@ -204,14 +297,24 @@ async function admitInOneCall(scope: OwnerScope, deps: AdmissionDeps, { key, req
 
 /**
  * The admission statement by statement in one transaction: SQLite always, MariaDB for task types with an exclusive
- * subject or an admission rate.
+ * subject or an admission rate, and for a request with a delay. With `caller` (the caller's open transaction) every statement runs on it, the
+ * admission's writes behind a savepoint of their own (`inOwnOrCallerTransaction`), and the wake-up is left to the
+ * caller's `afterCommit()` (`wakeUp`).
  */
-async function admitInProcess(scope: OwnerScope, deps: AdmissionDeps, { key, request, task, paramsJson, hash }: ParsedAdmission): Promise<Admission> {
+async function admitInProcess(
+  scope: OwnerScope,
+  deps: AdmissionDeps,
+  { key, request, task, paramsJson, hash, priority, delay }: ParsedAdmission,
+  caller?: TxContext,
+): Promise<PendingAdmission> {
   const exclusive = task.exclusiveSubject;
   const policy = taskPolicy(task, deps.policy);
   const store = scope.store;
-  const replayOf = () => findReplay(store, scope.ownerUserId, request.taskType, key, hash, exclusive !== undefined);
-  const owner = await recheckOwner(store, scope.ownerUserId, task);
+  const ctx = caller ?? store;
+  // When it becomes claimable (a `runAt` is measured from the database clock), its deadline, wake-up and hint.
+  const schedule = admissionSchedule(await delayMsOf(ctx, delay), policy.deadlineMs, deps.policy.wakeupResendMs);
+  const replayOf = () => findReplay(ctx, scope.ownerUserId, request.taskType, key, hash, exclusive !== undefined);
+  const owner = await recheckOwner(ctx, scope.ownerUserId, task);
   if (!owner.entitled) {
     // A replay of an admission made while entitled still answers with that operation (docs/design.md §7); only new work is refused.
     const replay = await replayOf().catch(() => undefined);
@@ -223,7 +326,7 @@ async function admitInProcess(scope: OwnerScope, deps: AdmissionDeps, { key, req
     const replay = await replayOf();
     if (replay) return { operation: replay, replayed: true };
   }
-  const pools = await prepareAdmissionPools(store, deps.capacity, request.taskType, scope.ownerUserId, owner.plan);
+  const pools = await prepareAdmissionPools(store, deps.capacity, request.taskType, scope.ownerUserId, owner.plan, caller);
   const rate = deps.capacity.admissionRate(request.taskType, owner.plan);
   // A duplicate key whose row is gone by the re-read (purged in between) is retried: the next insert succeeds.
   for (let race = 0; ; race++) {
@@ -231,7 +334,7 @@ async function admitInProcess(scope: OwnerScope, deps: AdmissionDeps, { key, req
     let reused: OperationRow | undefined;
     let inserted: OperationRow | undefined;
     try {
-      await inTransaction(store, async (tx) => {
+      await inOwnOrCallerTransaction(store, caller, async (tx) => {
         reused = exclusive
           ? await reuseActiveOperation(
               tx,
@@ -253,11 +356,10 @@ async function admitInProcess(scope: OwnerScope, deps: AdmissionDeps, { key, req
             subject_id: request.subject.id,
             params_json: paramsJson,
             privacy_mode: owner.privacyMode,
-            priority: policy.priority,
+            priority,
             max_attempts: policy.maxAttempts,
           },
-          policy.deadlineMs,
-          deps.policy.wakeupResendMs,
+          schedule,
           async () => {
             // After the insert (a duplicate key never spends a token), before the capacity (see above).
             if (rate) await takeAdmissionToken(tx, store.caps, { taskType: request.taskType, ownerUserId: scope.ownerUserId }, rate);
@@ -267,7 +369,7 @@ async function admitInProcess(scope: OwnerScope, deps: AdmissionDeps, { key, req
       });
     } catch (error) {
       // "Full" from a pool whose rows vanished since this process last saw them: re-create them and try again.
-      if (error instanceof CapacityExhaustedError && race < 2 && (await restoreMissingPools(store, pools))) continue;
+      if (error instanceof CapacityExhaustedError && race < 2 && (await restoreMissingPools(store, pools, caller))) continue;
       if (!store.caps.isDuplicateKey(error)) throw error;
       const replay = await replayOf();
       if (!replay && race < 2) continue;
@@ -276,7 +378,13 @@ async function admitInProcess(scope: OwnerScope, deps: AdmissionDeps, { key, req
     }
     if (reused) return { operation: reused, replayed: false, reused: true };
     if (!inserted) throw new Error(`Operation ${id} committed without its inserted row`);
-    await sendWakeup(deps, { v: 1, reason: 'admitted', operationId: id });
+    // Beyond SQS's longest delay no hint goes now: the sweeper's due wake-up sends it (`wake_at` = `available_at`).
+    const hintDelay = schedule.hintDelaySeconds;
+    const wakeUp = async () => {
+      if (hintDelay !== undefined) await sendWakeup(deps, { v: 1, reason: 'admitted', operationId: id }, hintDelay);
+    };
+    if (caller) return { operation: inserted, replayed: false, wakeUp };
+    await wakeUp();
     return { operation: inserted, replayed: false };
   }
 }

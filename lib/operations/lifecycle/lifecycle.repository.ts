@@ -30,17 +30,28 @@ function leaseHolds(leases: readonly LeaseKey[], now: ReturnType<DbContext['time
 }
 
 /**
+ * The times of a new `queued` row, each in **ms after the database clock's now** (the statement's own, `timeAt`):
+ * `available_at` (0 for at once; later for a delayed operation, which no claim takes before it), `deadline_at` (the
+ * queued deadline, counted from `available_at` by the caller) and `wake_at` (when the sweeper re-sends its wake-up if
+ * no worker took it).
+ */
+export interface QueuedTimes {
+  readonly availableInMs: number;
+  readonly deadlineInMs: number;
+  readonly wakeInMs: number;
+}
+
+/**
  * Inserts a `queued` operation (the `admit` move) and returns it as stored (`INSERT … RETURNING *`: MariaDB ≥ 10.5 and
  * SQLite ≥ 3.35 both have it, so the database-clock times come back without a second read). Relies on the unique index
  * (owner, task type, key): a duplicate throws the driver's duplicate-key error, which the caller translates.
  *
  * Run through `executeQuery`, which hands back the driver's rows: kysely's MySQL adapter declares no `RETURNING`
  * (MySQL has none), so the builder's `execute()` would drop them.
- * @param deadlineMs how long it may wait to start, from the database clock, in ms.
- * @param wakeMs when the sweeper should re-send its wake-up if no worker took it, in ms from now.
+ * @param times `available_at`, `deadline_at` and `wake_at` as ms from the database clock's now ({@link QueuedTimes}).
  * @throws {Error} when the database returned no row (it cannot, short of a driver fault).
  */
-export async function insertQueued(ctx: TxContext, row: NewOperation, deadlineMs: number, wakeMs: number): Promise<OperationRow> {
+export async function insertQueued(ctx: TxContext, row: NewOperation, times: QueuedTimes): Promise<OperationRow> {
   const now = ctx.timeAt();
   const insert = ctx.db
     .insertInto('operations')
@@ -52,9 +63,9 @@ export async function insertQueued(ctx: TxContext, row: NewOperation, deadlineMs
       progress_percent: 0,
       created_at: now,
       updated_at: now,
-      available_at: now,
-      deadline_at: ctx.timeAt(deadlineMs),
-      wake_at: ctx.timeAt(wakeMs),
+      available_at: times.availableInMs === 0 ? now : ctx.timeAt(times.availableInMs),
+      deadline_at: ctx.timeAt(times.deadlineInMs),
+      wake_at: ctx.timeAt(times.wakeInMs),
     })
     .returningAll();
   const [inserted] = (await ctx.db.executeQuery(insert)).rows;

@@ -14,6 +14,7 @@ import {
   type ClaimMark,
   type ExpiredLeaseRow,
   type NonStatusChanges,
+  type QueuedTimes,
   type StatusTarget,
 } from './lifecycle.repository.js';
 import { CLAIMABLE_STATUSES, isTerminal, TRANSITIONS, type OperationEvent, type OperationStatus } from './operation-status.js';
@@ -96,18 +97,18 @@ function failureColumns(code: FailureCode | null, message: string): NonStatusCha
 }
 
 /**
- * `admit`: inserts the row as `queued` (see `insertQueued`), has the caller `reserve` its capacity (the owner's
- * counter, before the turn: the lock order of `owner-capacity.repository.ts`; a throw rolls everything back) and makes
- * its owner's turn ready.
+ * `admit`: inserts the row as `queued` with its `times` (see `insertQueued`), has the caller `reserve` its capacity
+ * (the owner's counter, before the turn: the lock order of `owner-capacity.repository.ts`; a throw rolls everything
+ * back) and makes its owner's turn ready from the row's `available_at` on (a delayed operation's turn is not read
+ * before it is due).
  */
 export async function admitQueued(
   tx: TxContext,
   row: NewOperation,
-  deadlineMs: number,
-  wakeMs: number,
+  times: QueuedTimes,
   reserve: (id: string) => Promise<void>,
 ): Promise<OperationRow> {
-  const inserted = await insertQueued(tx, row, deadlineMs, wakeMs);
+  const inserted = await insertQueued(tx, row, times);
   await reserve(inserted.id);
   await markOwnersReady(tx, [inserted.id]);
   return inserted;

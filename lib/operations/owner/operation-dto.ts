@@ -25,7 +25,11 @@ export const OperationDtoSchema = z
     startedAt: isoOrNull,
     finishedAt: isoOrNull,
     deadlineAt: z.string().datetime(),
-    nextAttemptAt: isoOrNull,
+    nextAttemptAt: isoOrNull.meta({
+      description:
+        'When the operation may start next: in `waiting_for_retry`, its retry time; in `queued`, the time a delayed admission ' +
+        '(`delaySeconds` / `runAt`) asked for. Null otherwise. It stays set, in the past, until a worker takes the operation.',
+    }),
     statusUrl: z.string(),
     failure: z.object({ code: z.string() }).strict().nullable(),
   })
@@ -56,10 +60,23 @@ export function toOperationDto(row: OperationRow): OperationDto {
     startedAt: toIsoOrNull(row.started_at),
     finishedAt: toIsoOrNull(row.finished_at),
     deadlineAt: parseDbTime(row.deadline_at).toISOString(),
-    nextAttemptAt: row.status === 'waiting_for_retry' ? toIsoOrNull(row.available_at) : null,
+    nextAttemptAt: nextAttemptAtOf(row),
     statusUrl: statusUrlOf(row.id),
     failure: row.failure_code === null ? null : { code: row.failure_code },
   };
+}
+
+/**
+ * When the operation may be claimed next, as the DTO shows it: `available_at` in `waiting_for_retry` (its backoff), and
+ * in `queued` when the admission delayed it (docs/design.md §4, delayed operations) — the first cycle's row
+ * (`retry_count` 0: an owner retry re-queues for now) whose `available_at` is later than its `created_at`. Null
+ * otherwise. A pure function of the row: no clock is read, so a due time stays shown until a claim clears
+ * `available_at`, as for a retry.
+ */
+function nextAttemptAtOf(row: OperationRow): string | null {
+  if (row.status === 'waiting_for_retry') return toIsoOrNull(row.available_at);
+  if (row.status !== 'queued' || row.retry_count !== 0 || row.available_at === null) return null;
+  return parseDbTime(row.available_at) > parseDbTime(row.created_at) ? toIsoOrNull(row.available_at) : null;
 }
 
 /** A terminal notification as the owner API shows it. */

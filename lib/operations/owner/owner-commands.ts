@@ -13,6 +13,9 @@ import { recordLifecycle, type Telemetry } from '../../observability/lifecycle-e
 import { noopMetrics } from '../../observability/metrics.js';
 import { recheckOwner } from '../../owners/owner-recheck.js';
 import { inTransaction } from '../../db/transaction.js';
+import { callerTransaction, inOwnOrCallerTransaction, inSavepoint, once, oneStepAtATime, type AfterCommit, type InCallerTransaction } from '../../db/caller-transaction.js';
+import type { Database, DbContext, TxContext } from '../../db/database.js';
+import { OperationIdSchema } from '../operation-id.js';
 import type { TaskRegistry } from '../../tasks/task-registry.js';
 import type { AdmissionDeps } from '../admission/admit-operation.js';
 import { sendWakeup } from '../../queue/send-wakeup.js';
@@ -81,6 +84,15 @@ export interface RetryDeps extends AdmissionDeps {
 }
 
 /**
+ * The result of {@link retryOperation} inside the caller's transaction (`{ transaction }`): the operation as the retry
+ * left it (`queued` once the caller commits), and `afterCommit()`, which the caller calls after its commit to send the
+ * wake-up and record the retry. See {@link AfterCommit}.
+ */
+export interface TransactionalRetry extends AfterCommit {
+  readonly operation: OperationRow;
+}
+
+/**
  * Owner retry (docs/design.md §2): `failed`/`cancelled` → `queued` with a fresh attempt budget and a new deadline, reserving
  * admission capacity again in the same transaction (as admission does, after rechecking entitlement), then a wake-up
  * after the commit. Bounded by `MAX_MANUAL_RETRIES` per operation. Recorded as `owner_retried`; a full pool as
@@ -102,23 +114,56 @@ export interface RetryDeps extends AdmissionDeps {
  * `retryAfterSeconds`); nothing changed, no token spent.
  * @throws {SubjectBusyError} the task type has an exclusive subject and another operation is active on it (409).
  * @throws the subject's not-found error (404) when an exclusive-subject task's subject is gone.
+ *
+ * **Inside the caller's transaction** (`{ transaction }`, docs/design.md §4 "Admission inside the caller's
+ * transaction"), as `admitOperation`: every read and write runs on the caller's open transaction behind a savepoint,
+ * so the requeue and its capacity commit or roll back with the caller's rows (rolled back, the operation stays as it
+ * was: `failed`/`cancelled`, same `retry_count`, nothing held); every refusal above leaves the caller's transaction
+ * usable and unchanged; the answer's `afterCommit()` sends the wake-up after the caller's commit, and the sweeper
+ * does at `wake_at` if it is never called.
+ * @throws {ForeignTransactionError} `transaction` is not a kysely transaction on `scope.store.db`; nothing changed.
+ * @throws a transient driver error as it is, inside the caller's transaction (not retried: run the transaction again).
  */
-export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unknown): Promise<OperationRow> {
+export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unknown): Promise<OperationRow>;
+export async function retryOperation<DB extends Database>(scope: OwnerScope, deps: RetryDeps, id: unknown, options: InCallerTransaction<DB>): Promise<TransactionalRetry>;
+export async function retryOperation<DB extends Database>(
+  scope: OwnerScope,
+  deps: RetryDeps,
+  id: unknown,
+  options?: Partial<InCallerTransaction<DB>>,
+): Promise<OperationRow | TransactionalRetry> {
   assertOwnerScope(scope);
+  if (!options?.transaction) {
+    const { operation, wakeUp } = await retryIn(scope, deps, id);
+    await wakeUp();
+    return operation;
+  }
+  const caller = callerTransaction(scope.store, options.transaction);
+  const { operation, wakeUp } = await oneStepAtATime(caller, () => inSavepoint(scope.store.caps, caller, (tx) => retryIn(scope, deps, id, tx)));
+  return { operation, afterCommit: once(wakeUp) };
+}
+
+/**
+ * The owner retry of {@link retryOperation}, in transactions of its own — or, with `caller`, on the caller's
+ * transaction (each try behind a savepoint of its own). Answers the operation after the change and what to run after
+ * the commit: the wake-up and the `owner_retried` record.
+ */
+async function retryIn(scope: OwnerScope, deps: RetryDeps, id: unknown, caller?: TxContext): Promise<{ operation: OperationRow; wakeUp: () => Promise<void> }> {
+  const ctx: DbContext = caller ?? scope.store;
   for (let race = 0; race < MAX_RACES; race++) {
-    const row = await getOperation(scope, id);
+    const row = await ownedOperation(ctx, scope.ownerUserId, id);
     nextStatus(row.id, row.status, 'owner_retry');
     if (row.retry_count >= deps.policy.maxManualRetries) throw new RetryLimitReachedError(row.id, deps.policy.maxManualRetries);
     const task = deps.registry.get(row.task_type);
     const policy = taskPolicy(task, deps.policy);
     // A new cycle never widens privacy: the stricter of the admitted snapshot and the owner's current mode.
-    const owner = await recheckOwner(scope.store, scope.ownerUserId, task, row.privacy_mode);
+    const owner = await recheckOwner(ctx, scope.ownerUserId, task, row.privacy_mode);
     if (!owner.entitled) throw new NotEntitledError(row.task_type);
-    const pools = await prepareAdmissionPools(scope.store, deps.capacity, row.task_type, scope.ownerUserId, owner.plan);
+    const pools = await prepareAdmissionPools(scope.store, deps.capacity, row.task_type, scope.ownerUserId, owner.plan, caller);
     const rate = deps.capacity.admissionRate(row.task_type, owner.plan);
     let changed: boolean;
     try {
-      changed = await inTransaction(scope.store, async (tx) => {
+      changed = await inOwnOrCallerTransaction(scope.store, caller, async (tx) => {
         if (task.exclusiveSubject) {
           const subject = { type: row.subject_type, id: row.subject_id };
           await assertSubjectFree(tx, task.exclusiveSubject, { ownerUserId: scope.ownerUserId, taskType: row.task_type, subject, rowLocks: scope.store.caps.rowLocks });
@@ -136,23 +181,30 @@ export async function retryOperation(scope: OwnerScope, deps: RetryDeps, id: unk
     } catch (error) {
       if (error instanceof CapacityExhaustedError) {
         // "Full" from a pool whose rows vanished since this process last saw them: re-create them and try again.
-        if (await restoreMissingPools(scope.store, pools)) continue;
+        if (await restoreMissingPools(scope.store, pools, caller)) continue;
         recordLifecycle(deps, { event: 'capacity_rejected', operationId: row.id, taskType: row.task_type, pool: error.pool });
       }
       if (error instanceof RateLimitedError) recordLifecycle(deps, { event: 'rate_limited', operationId: row.id, taskType: row.task_type });
       throw error;
     }
     if (changed) {
-      await sendWakeup(deps, { v: 1, reason: 'owner_retry', operationId: row.id });
-      recordLifecycle(deps, { event: 'owner_retried', operationId: row.id, taskType: row.task_type });
-      return reread(scope, row.id);
+      const wakeUp = async () => {
+        await sendWakeup(deps, { v: 1, reason: 'owner_retry', operationId: row.id });
+        recordLifecycle(deps, { event: 'owner_retried', operationId: row.id, taskType: row.task_type });
+      };
+      return { operation: await ownedOperation(ctx, scope.ownerUserId, row.id), wakeUp };
     }
   }
   throw new InvalidTransitionError(String(id), 'changing', 'owner_retry');
 }
 
-async function reread(scope: OwnerScope, id: string): Promise<OperationRow> {
-  const row = await findOwnedOperation(scope.store, scope.ownerUserId, id);
-  if (!row) throw new OperationNotFoundError(id);
+/**
+ * The owner's operation `id`, read through `ctx` (the caller's transaction, or the store), as `getOperation` reads it.
+ * @throws {OperationNotFoundError} when it does not exist or belongs to another owner.
+ */
+async function ownedOperation(ctx: DbContext, ownerUserId: string, id: unknown): Promise<OperationRow> {
+  const parsed = OperationIdSchema.safeParse(id);
+  const row = parsed.success ? await findOwnedOperation(ctx, ownerUserId, parsed.data) : undefined;
+  if (!row) throw new OperationNotFoundError(String(id));
   return row;
 }
