@@ -242,3 +242,19 @@ export class OptionalDependencyMissingError extends DurableOpsError {
     super(`${feature} needs the optional peer dependency ${dependency}: npm install ${dependency}@${version}`, options);
   }
 }
+
+/**
+ * Thrown when a statement waited `waitedMs` (milliseconds) for the SQLite store's one connection and another
+ * transaction still held it: nothing of the statement ran. The usual cause is a call on the store made from inside a
+ * transaction open on that same store — for example a read, or an `admitOperation` without `{ transaction }`, inside
+ * the caller's own transaction — which waits for the very transaction it runs in (docs/design.md §4, "Admission inside
+ * the caller's transaction"). Pass the transaction, or make the call after it ends.
+ */
+export class StoreConnectionBusyError extends DurableOpsError {
+  readonly code = 'store_connection_busy' as const;
+  constructor(readonly waitedMs: number) {
+    super(
+      `Waited ${waitedMs} ms for the SQLite store's one connection, which an open transaction holds: a call on the store from inside a transaction on it waits for that transaction — pass it the transaction, or call after the transaction ends`,
+    );
+  }
+}

@@ -36,6 +36,7 @@ export {
   SnapshotNotFoundError,
   SubjectBusyError,
   SecretInEvidenceError,
+  StoreConnectionBusyError,
   UnauthorizedError,
   UnknownTaskTypeError,
   ValidationError,

@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { Kysely, MysqlDialect, SqliteDialect, type RawBuilder } from 'kysely';
+import { Kysely, MysqlDialect, type RawBuilder } from 'kysely';
+import { BoundedSqliteDialect } from './bounded-sqlite-dialect.js';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createPool } from 'mysql2';
@@ -46,6 +47,11 @@ export interface OpenStoreOptions {
   clockOffsetMs?: () => number;
   /** mysql2 pool size. Size it for one Lambda (1–2) or one local process. @default 10 */
   poolSize?: number;
+  /**
+   * SQLite: how long a statement waits for the store's one connection, in ms, before `StoreConnectionBusyError`.
+   * @default SQLITE_CONNECTION_WAIT_MS (30,000)
+   */
+  sqliteConnectionWaitMs?: number;
 }
 
 /** A parsed `DATABASE_URL`. */
@@ -85,6 +91,10 @@ export function parseDatabaseUrl(value: string): DatabaseTarget {
  * MariaDB connections are configured so driver types match the row types: UTC (`timezone: 'Z'`,
  * session `time_zone = '+00:00'`), READ COMMITTED sessions, `dateStrings` (timestamps stay strings with microseconds), strict SQL mode
  * (over-long strings are errors, never silently truncated), utf8mb4; over verified TLS with `?ssl=true`.
+ *
+ * SQLite has one connection, which a transaction holds until it ends; a statement waits for it at most
+ * `SQLITE_CONNECTION_WAIT_MS` (30 s) and then fails with `StoreConnectionBusyError` instead of waiting for good — a
+ * call on the store from inside a transaction on it would wait for itself.
  *
  * SQLite goes through `better-sqlite3`, an optional peer dependency of the package: it is loaded only here, when a SQLite
  * URL is opened, so an application on MariaDB (every Lambda) never installs or loads the native addon.
@@ -134,7 +144,7 @@ export function openStore(databaseUrl: string, options: OpenStoreOptions = {}): 
     database.pragma('journal_mode = WAL');
     database.pragma(`busy_timeout = ${busyTimeoutMs}`);
     database.pragma('foreign_keys = ON');
-    return new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+    return new Kysely<Database>({ dialect: new BoundedSqliteDialect({ database }, options.sqliteConnectionWaitMs) });
   };
   let independent: Store | undefined;
   const openIndependent = () => {

@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/database.js';
 import { openStore, type Store } from '../../lib/db/store.js';
-import { CapacityExhaustedError, ForeignTransactionError, IdempotencyKeyReusedError, RateLimitedError } from '../../lib/errors.js';
+import { CapacityExhaustedError, ForeignTransactionError, IdempotencyKeyReusedError, RateLimitedError, StoreConnectionBusyError } from '../../lib/errors.js';
 import { admitOperation, type TransactionalAdmission } from '../../lib/operations/admission/admit-operation.js';
 import { claimNextOperation, enterOwnerScope } from '../../lib/operations/lease/claim-operation.js';
 import { completeOperation } from '../../lib/operations/lease/lease-operations.js';
@@ -12,6 +12,7 @@ import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
 import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';
 import { expectCapacityMatchesActive, heldCapacity } from '../support/capacity-invariant.js';
 import { testDeps } from '../support/fixtures.js';
+import { waitFor } from '../support/wait-for.js';
 import { createTestDatabase, hasMariadb, IMPLEMENTATIONS, withRoutines, type TestDatabase } from '../support/test-store.js';
 
 // Admission (and owner retry) inside the caller's own transaction (docs/design.md §4, "Admission inside the caller's
@@ -274,5 +275,60 @@ describe.each(IMPLEMENTATIONS)('admission inside the caller\'s transaction: $nam
     expect(await operations()).toEqual([]);
     expect(await heldCapacity(store, '')).toBe(0);
     await expectCapacityMatchesActive(store);
+  });
+});
+
+describe.skipIf(!hasMariadb())('admission inside a caller\'s REPEATABLE READ transaction, on MariaDB', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase('mariadb');
+  });
+  afterAll(async () => t?.drop());
+
+  it('a concurrent admission under the same key answers the committed operation, though its snapshot predates it', async () => {
+    const deps = testDeps();
+    const owner = new OwnerScope(t.store, 'rita');
+    const body = { taskType: 'test.noop', subject: { type: 'doc', id: 'd1' }, params: {} };
+    await admitOperation(owner, deps, 'warm-up', { ...body, subject: { type: 'doc', id: 'd0' } });
+    const first = await t.store.db.startTransaction().execute();
+    const admitted = await admitOperation(owner, deps, 'same-key', body, { transaction: first });
+    const second = await t.store.db.startTransaction().setIsolationLevel('repeatable read').execute();
+    // The application's own read first: the snapshot of `second` is taken now, before `first` commits.
+    await second.selectFrom('operations').select('id').limit(1).execute();
+    const replay = admitOperation(owner, deps, 'same-key', body, { transaction: second });
+    // Its insert waits on the uncommitted row's unique key (it cannot end before `first` does); once sent, `first` commits.
+    await waitFor(async () => {
+      const { rows } = await sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE INFO LIKE ${'insert into `operations`%'}`.execute(t.store.db);
+      return Number(rows[0]?.n) > 0 || undefined;
+    }, { what: 'the second admission waiting on the first one\'s key' });
+    await first.commit().execute();
+    const answer = await replay;
+    await second.commit().execute();
+    expect({ replayed: answer.replayed, id: answer.operation.id }).toEqual({ replayed: true, id: admitted.operation.id });
+    expect(await t.store.db.selectFrom('operations').select('id').where('idempotency_key', '=', 'same-key').execute()).toHaveLength(1);
+  });
+});
+
+describe('a call on a SQLite store from inside a transaction on it', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase('sqlite');
+  });
+  afterAll(async () => t?.drop());
+
+  it('fails with StoreConnectionBusyError instead of waiting for good, and the store works once the transaction ends', async () => {
+    const store = openStore(t.url, { sqliteConnectionWaitMs: 300 });
+    try {
+      const owner = new OwnerScope(store, 'sam');
+      const admitted = await store.db.transaction().execute(async (trx) => {
+        const admission = await admitOperation(owner, testDeps(), 'k-busy', { taskType: 'test.noop', subject: { type: 'doc', id: 'd1' }, params: {} }, { transaction: trx });
+        // Outside the transaction: it waits for the connection this transaction holds.
+        await expect(getOperation(owner, admission.operation.id)).rejects.toBeInstanceOf(StoreConnectionBusyError);
+        return admission;
+      });
+      expect((await getOperation(owner, admitted.operation.id)).status).toBe('queued');
+    } finally {
+      await store.destroy();
+    }
   });
 });

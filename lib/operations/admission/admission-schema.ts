@@ -49,7 +49,8 @@ export const AdmitRequestSchema = z
       .optional()
       .meta({
         description:
-          'Start no earlier than this RFC 3339 time (with `Z` or an offset; read to the millisecond, sub-millisecond digits round up). ' +
+          'Start no earlier than this RFC 3339 time (with `Z` or an offset `±hh:mm`; upper-case `T` and `Z`; seconds 00–59, no leap second; ' +
+          'read to the millisecond, sub-millisecond digits round up). ' +
           'A time already past means now. Only for a task type that allows a delay, at most its maximum ahead of the database clock’s ' +
           'now (else 400); otherwise as `delaySeconds`, and not together with it.',
       }),

@@ -313,7 +313,8 @@ async function admitInProcess(
   const ctx = caller ?? store;
   // When it becomes claimable (a `runAt` is measured from the database clock), its deadline, wake-up and hint.
   const schedule = admissionSchedule(await delayMsOf(ctx, delay), policy.deadlineMs, deps.policy.wakeupResendMs);
-  const replayOf = () => findReplay(ctx, scope.ownerUserId, request.taskType, key, hash, exclusive !== undefined);
+  // In the caller's transaction (its isolation is the caller's), a replay reads the latest committed rows.
+  const replayOf = () => findReplay(ctx, scope.ownerUserId, request.taskType, key, hash, exclusive !== undefined, caller !== undefined && store.caps.rowLocks);
   const owner = await recheckOwner(ctx, scope.ownerUserId, task);
   if (!owner.entitled) {
     // A replay of an admission made while entitled still answers with that operation (docs/design.md §7); only new work is refused.

@@ -6,7 +6,9 @@ import { findByIdempotencyKey, findOwnedOperation, type OperationRow } from '../
 /**
  * The operation an idempotency key already names for this owner and task type, if any (docs/design.md §2, §7): the operation
  * admitted under it or — with `withAliases`, for task types with an exclusive subject — the active operation it was
- * answered with (`operation_key_aliases`).
+ * answered with (`operation_key_aliases`). `latest` (MariaDB, inside a caller's transaction): the reads take the latest
+ * committed rows (`LOCK IN SHARE MODE`), not the caller's REPEATABLE READ snapshot, which may predate the row whose
+ * duplicate key the admission's insert just hit.
  * @throws {IdempotencyKeyReusedError} the key was used with a different request (canonical hash differs; HTTP 422).
  */
 export async function findReplay(
@@ -16,15 +18,16 @@ export async function findReplay(
   key: string,
   hash: string,
   withAliases: boolean,
+  latest = false,
 ): Promise<OperationRow | undefined> {
-  const admitted = await findByIdempotencyKey(ctx, ownerUserId, taskType, key);
+  const admitted = await findByIdempotencyKey(ctx, ownerUserId, taskType, key, latest);
   if (admitted) {
     if (admitted.request_hash !== hash) throw new IdempotencyKeyReusedError();
     return admitted;
   }
   if (!withAliases) return undefined;
-  const alias = await findKeyAlias(ctx, ownerUserId, taskType, key);
+  const alias = await findKeyAlias(ctx, ownerUserId, taskType, key, latest);
   if (!alias) return undefined;
   if (alias.request_hash !== hash) throw new IdempotencyKeyReusedError();
-  return findOwnedOperation(ctx, ownerUserId, alias.operation_id);
+  return findOwnedOperation(ctx, ownerUserId, alias.operation_id, latest);
 }

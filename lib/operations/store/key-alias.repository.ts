@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { DbContext, OperationKeyAliasesTable, TxContext } from '../../db/database.js';
 
 /**
@@ -18,13 +18,14 @@ export async function insertKeyAlias(tx: TxContext, alias: Omit<KeyAliasRow, 'cr
 }
 
 /** The alias of this owner's key for this task type, if any. */
-export async function findKeyAlias(ctx: DbContext, ownerUserId: string, taskType: string, key: string): Promise<KeyAliasRow | undefined> {
+export async function findKeyAlias(ctx: DbContext, ownerUserId: string, taskType: string, key: string, latest = false): Promise<KeyAliasRow | undefined> {
   return ctx.db
     .selectFrom('operation_key_aliases')
     .selectAll()
     .where('owner_user_id', '=', ownerUserId)
     .where('task_type', '=', taskType)
     .where('idempotency_key', '=', key)
+    .$if(latest, (select) => select.modifyEnd(sql`LOCK IN SHARE MODE`))
     .executeTakeFirst();
 }
 

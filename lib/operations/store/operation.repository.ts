@@ -35,20 +35,34 @@ export type NewOperation = Omit<
   | 'progress_percent'
 >;
 
-/** The operation with this idempotency key for this owner and task type, if any. */
-export async function findByIdempotencyKey(ctx: DbContext, ownerUserId: string, taskType: string, key: string): Promise<OperationRow | undefined> {
+/** The operation with this idempotency key for this owner and task type, if any; `latest`: see {@link LATEST_COMMITTED}. */
+export async function findByIdempotencyKey(ctx: DbContext, ownerUserId: string, taskType: string, key: string, latest = false): Promise<OperationRow | undefined> {
   return ctx.db
     .selectFrom('operations')
     .selectAll()
     .where('owner_user_id', '=', ownerUserId)
     .where('task_type', '=', taskType)
     .where('idempotency_key', '=', key)
+    .$if(latest, (select) => select.modifyEnd(LATEST_COMMITTED))
     .executeTakeFirst();
 }
 
-/** The owner's operation `id`, if it exists and is theirs. */
-export async function findOwnedOperation(ctx: DbContext, ownerUserId: string, id: string): Promise<OperationRow | undefined> {
-  return ctx.db.selectFrom('operations').selectAll().where('id', '=', id).where('owner_user_id', '=', ownerUserId).executeTakeFirst();
+/**
+ * With `latest` (MariaDB only), a read ends `LOCK IN SHARE MODE`: it reads the latest committed row, not the snapshot a
+ * REPEATABLE READ transaction took at its first read — so a replay inside a caller's transaction sees the row whose
+ * duplicate key its insert just hit (a shared lock on that one row, held until the caller's transaction ends).
+ */
+const LATEST_COMMITTED = sql`LOCK IN SHARE MODE`;
+
+/** The owner's operation `id`, if it exists and is theirs; `latest` as {@link findByIdempotencyKey}. */
+export async function findOwnedOperation(ctx: DbContext, ownerUserId: string, id: string, latest = false): Promise<OperationRow | undefined> {
+  return ctx.db
+    .selectFrom('operations')
+    .selectAll()
+    .where('id', '=', id)
+    .where('owner_user_id', '=', ownerUserId)
+    .$if(latest, (select) => select.modifyEnd(LATEST_COMMITTED))
+    .executeTakeFirst();
 }
 
 /** What {@link findLeaseStates} reads of an operation: enough to tell whether a lease still holds it. */
