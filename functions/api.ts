@@ -1,4 +1,4 @@
-import { apiLambda } from '../lib/lambda/index.js';
+import { apiLambda } from '../lib/lambda/api-lambda.js';
 import { createRegistry } from '../lib/runtime.js';
 
 /**

@@ -1,4 +1,4 @@
-import { migrateLambda } from '../lib/lambda/index.js';
+import { migrateLambda } from '../lib/lambda/migrate-lambda.js';
 
 /**
  * Migrate Lambda (docs/design.md §9): applies every pending migration (the static provider of `migrations/index.ts`, bundled

@@ -1,4 +1,4 @@
-import { sweeperLambda } from '../lib/lambda/index.js';
+import { sweeperLambda } from '../lib/lambda/sweeper-lambda.js';
 import { createRegistry } from '../lib/runtime.js';
 
 /**

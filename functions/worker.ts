@@ -1,4 +1,4 @@
-import { workerLambda } from '../lib/lambda/index.js';
+import { workerLambda } from '../lib/lambda/worker-lambda.js';
 import { createRegistry } from '../lib/runtime.js';
 
 /**
