@@ -11,6 +11,8 @@ import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../
 import { waitFor } from '../support/wait-for.js';
 
 describe.each(DIALECTS)('local-first model routing on %s', (dialect) => {
+  // The MariaDB cases need a reachable server: CI has one, and the global setup starts one when mariadbd is installed;
+  // only a machine with neither skips them (SQLite always runs).
   const skip = dialect === 'mariadb' && !hasMariadb();
   let t: TestDatabase;
   let rig: AiRig;

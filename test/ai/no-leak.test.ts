@@ -23,6 +23,8 @@ function recordingLogger(lines: string[]): Logger {
 }
 
 describe.each(DIALECTS)('no API key, prompt or model output leaks on %s', (dialect) => {
+  // The MariaDB cases need a reachable server: CI has one, and the global setup starts one when mariadbd is installed;
+  // only a machine with neither skips them (SQLite always runs).
   const skip = dialect === 'mariadb' && !hasMariadb();
   let app: ApiTestApp;
   let rig: AiRig;

@@ -11,6 +11,7 @@ import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';
 import { processWakeup } from '../../lib/worker/worker-handler.js';
 import { expectCapacityMatchesActive, heldCapacity } from '../support/capacity-invariant.js';
 import { testDeps } from '../support/fixtures.js';
+import { waitFor } from '../support/wait-for.js';
 import { RecordingLogger } from '../support/recording-observability.js';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
 
@@ -100,15 +101,20 @@ describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
 
   it.skipIf(skip)('a timed-out handler that ignores its signal keeps its route slot until it returns (within the grace)', async () => {
     const runs: Array<{ start: number; end: number }> = [];
+    let idleClaims = 0;
     deps.registry.register({
       ...deps.registry.get('test.noop'),
       type: 'test.slow-solo',
       capacityRoute: 'solo',
       timeoutMs: 200,
       leaseSeconds: 3,
-      async run() {
+      async run({ signal }) {
         const start = performance.now();
-        await new Promise((resolve) => setTimeout(resolve, 600)); // ignores its AbortSignal on purpose
+        // Ignores its AbortSignal on purpose: once the timeout aborts it, it goes on until the other worker has tried
+        // to claim again (and found the route full), and only then returns.
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        const idleBefore = idleClaims;
+        await waitFor(() => idleClaims > idleBefore || undefined, { what: 'the other worker trying the full route' });
         runs.push({ start, end: performance.now() });
       },
     });
@@ -119,7 +125,10 @@ describe.each(DIALECTS)('capacity and owner settings on %s', (dialect) => {
     const worker = async () => {
       const until = Date.now() + 15_000;
       while (runs.length < 2 && Date.now() < until) {
-        if ((await processWakeup(workerDeps, () => 60_000)) === 'idle') await new Promise((resolve) => setTimeout(resolve, 5));
+        if ((await processWakeup(workerDeps, () => 60_000)) === 'idle') {
+          idleClaims++;
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
       }
     };
     await Promise.all([worker(), worker()]);
