@@ -15,7 +15,7 @@ import { processWakeup } from '../../lib/worker/worker-handler.js';
 import { expectCapacityMatchesActive, heldCapacity } from '../support/capacity-invariant.js';
 import { testDeps } from '../support/fixtures.js';
 import { RecordingMetrics } from '../support/recording-observability.js';
-import { createTestDatabase, hasMariadb, IMPLEMENTATIONS, withRoutines, type TestDatabase } from '../support/test-store.js';
+import { createTestDatabase, hasMariadb, implementationDatabase, IMPLEMENTATIONS, type TestDatabase } from '../support/test-store.js';
 
 // Per-owner running limits (docs/design.md §4, fair share): at most N operations of one task type running per owner,
 // held as `running:<task type>:<owner>` slot rows, taken at claim and given back whenever an attempt leaves `running`.
@@ -24,35 +24,27 @@ const TABLES = ['operation_notifications', 'operation_events', 'operations', 'ca
 
 // A conformance suite: the same cases for the stored procedures and the in-process statements (docs/design.md §9).
 describe.each(IMPLEMENTATIONS)('per-owner running limits: $name', ({ dialect, routines }) => {
-  const skip = dialect === 'mariadb' && !hasMariadb();
-  let t: TestDatabase;
-  let store: Store;
+  const db = implementationDatabase({ dialect, routines }, { tables: TABLES });
+  const { skip } = db;
   let deps: ReturnType<typeof testDeps> & { metrics: RecordingMetrics };
   let seq = 0;
 
-  beforeAll(async () => {
-    if (!skip) t = await createTestDatabase(dialect);
-  });
-  afterAll(async () => t?.drop());
   beforeEach(async () => {
     if (skip) return;
-    store = withRoutines(t.store, routines);
-    for (const table of TABLES) await store.db.deleteFrom(table).execute();
-    t.clock.offsetMs = 0;
     deps = { ...testDeps({}, { perOwner: 50, runningPerOwner: 2, file: { plans: { pro: { runningPerOwner: 3 } } } }), metrics: new RecordingMetrics() };
   });
 
-  const owner = (id: string) => new OwnerScope(store, id);
+  const owner = (id: string) => new OwnerScope(db.store, id);
   const admit = async (ownerUserId: string, taskType = 'test.noop', params: Record<string, unknown> = {}) =>
     (await admitOperation(owner(ownerUserId), deps, `k-${++seq}`, { taskType, subject: { type: 'doc', id: `d${seq}` }, params })).operation.id;
-  const claim = () => claimNextOperation(new WorkerScope(store), deps);
+  const claim = () => claimNextOperation(new WorkerScope(db.store), deps);
   const claimAll = async () => {
     const claims: ClaimedOperation[] = [];
     for (let c = await claim(); c; c = await claim()) claims.push(c);
     return claims;
   };
-  const rowOf = (id: string) => store.db.selectFrom('operations').select(['status', 'attempt']).where('id', '=', id).executeTakeFirstOrThrow();
-  const sweep = () => runSweepOnce({ store: store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, metrics: deps.metrics, batchSize: 50, timeBudgetMs: 30_000 });
+  const rowOf = (id: string) => db.store.db.selectFrom('operations').select(['status', 'attempt']).where('id', '=', id).executeTakeFirstOrThrow();
+  const sweep = () => runSweepOnce({ store: db.store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, metrics: deps.metrics, batchSize: 50, timeBudgetMs: 30_000 });
 
   it.skipIf(skip)('an owner at its running limit is passed over without spending an attempt, and another owner is served instead', async () => {
     const hogs = [await admit('hog'), await admit('hog'), await admit('hog'), await admit('hog')];
@@ -62,13 +54,13 @@ describe.each(IMPLEMENTATIONS)('per-owner running limits: $name', ({ dialect, ro
     expect(claims.filter((c) => c.ownerUserId === 'light').map((c) => c.operationId)).toEqual([light]);
     const waiting = hogs.filter((id) => !claims.some((c) => c.operationId === id));
     for (const id of waiting) expect(await rowOf(id)).toEqual({ status: 'queued', attempt: 0 });
-    expect(await heldCapacity(store, 'running:test.noop:hog')).toBe(2);
+    expect(await heldCapacity(db.store, 'running:test.noop:hog')).toBe(2);
     expect(deps.metrics.total(MetricName.ClaimSkippedOwnerAtLimit, 'test.noop')).toBeGreaterThanOrEqual(1);
-    await expectCapacityMatchesActive(store);
+    await expectCapacityMatchesActive(db.store);
   });
 
   it.skipIf(skip)('limits are per task type and per plan: a pro owner runs its larger limit', async () => {
-    await setOwnerPlan(store, 'paying', 'pro');
+    await setOwnerPlan(db.store, 'paying', 'pro');
     for (let i = 0; i < 5; i++) await admit('paying');
     for (let i = 0; i < 5; i++) await admit('paying', 'test.stubborn', { durationMs: 0 });
     const claims = await claimAll();
@@ -78,8 +70,8 @@ describe.each(IMPLEMENTATIONS)('per-owner running limits: $name', ({ dialect, ro
 
   it.skipIf(skip)('every attempt end gives the running slot back: success, retry wait, final failure, cancel acknowledged, lease expiry', async () => {
     for (let i = 0; i < 16; i++) await admit('alice');
-    const worker = new WorkerScope(store);
-    const held = () => heldCapacity(store, 'running:test.noop:alice');
+    const worker = new WorkerScope(db.store);
+    const held = () => heldCapacity(db.store, 'running:test.noop:alice');
     const next = async () => (await claimNextOperation(worker, deps)) as ClaimedOperation;
     const ends: Array<[string, (c: ClaimedOperation) => Promise<unknown>]> = [
       ['success', (c) => completeOperation(enterOwnerScope(worker, c), c)],
@@ -107,10 +99,10 @@ describe.each(IMPLEMENTATIONS)('per-owner running limits: $name', ({ dialect, ro
     // lease expiry: the sweeper's move out of `running` gives the slot back too
     await next();
     await next();
-    t.clock.advance(deps.policy.leaseMs + 1);
+    db.t.clock.advance(deps.policy.leaseMs + 1);
     await sweep();
     expect(await held()).toBe(0);
-    await expectCapacityMatchesActive(store);
+    await expectCapacityMatchesActive(db.store);
   });
 
   it.skipIf(skip)("a run that ends while its owner has work waiting wakes a worker for it: the passed-over operation starts without the sweeper", async () => {
@@ -118,7 +110,7 @@ describe.each(IMPLEMENTATIONS)('per-owner running limits: $name', ({ dialect, ro
     const gate = new Promise<void>((resolve) => (release = resolve));
     deps = { ...testDeps({}, { perOwner: 50, runningPerOwner: 1 }), metrics: new RecordingMetrics() };
     deps.registry.register(defineTask({ type: 'test.gated', paramsSchema: z.object({}).strict(), timeoutMs: 30_000, run: () => gate }));
-    const workerDeps = { ...deps, store: store };
+    const workerDeps = { ...deps, store: db.store };
     const first = await admit('hog', 'test.gated');
     const second = await admit('hog', 'test.gated');
     const running = processWakeup(workerDeps, () => 60_000);
@@ -135,7 +127,7 @@ describe.each(IMPLEMENTATIONS)('per-owner running limits: $name', ({ dialect, ro
     // the claim it wakes comes back idle and retires the turn.
     expect(deps.wakeups.sent.length - hintsBefore).toBeLessThanOrEqual(2);
     expect(await processWakeup(workerDeps, () => 60_000)).toBe('idle');
-    expect(await store.db.selectFrom('owner_turns').selectAll().where('owner_user_id', '=', 'hog').execute()).toEqual([]);
+    expect(await db.store.db.selectFrom('owner_turns').selectAll().where('owner_user_id', '=', 'hog').execute()).toEqual([]);
   });
 
   it.skipIf(skip)('wake-ups spent on two owners at their limit are made good: every operation runs on the hints runs send, with no sweeper', async () => {
@@ -156,7 +148,7 @@ describe.each(IMPLEMENTATIONS)('per-owner running limits: $name', ({ dialect, ro
           }),
       }),
     );
-    const workerDeps = { ...deps, store: store };
+    const workerDeps = { ...deps, store: db.store };
     const ids = [await admit('a', 'test.gated'), await admit('b', 'test.gated'), await admit('b', 'test.gated'), await admit('b', 'test.gated')];
     const queue = deps.wakeups.sent.splice(0).map((sent) => sent.message);
     const running: Promise<unknown>[] = [];
@@ -185,19 +177,19 @@ describe.each(IMPLEMENTATIONS)('per-owner running limits: $name', ({ dialect, ro
     const claimed = (await claim()) as ClaimedOperation;
     expect(claimed.operationId).toBe(id);
     // A leak: the row left `running` without its slot being given back (as a hand edit or a bug would leave it).
-    await store.db.updateTable('operations').set({ status: 'queued', lease_token: null, lease_expires_at: null, attempt: 0 }).where('id', '=', id).execute();
-    expect(await heldCapacity(store, 'running:')).toBe(1);
+    await db.store.db.updateTable('operations').set({ status: 'queued', lease_token: null, lease_expires_at: null, attempt: 0 }).where('id', '=', id).execute();
+    expect(await heldCapacity(db.store, 'running:')).toBe(1);
     expect((await sweep()).capacityReclaimed).toBe(1);
-    expect(await heldCapacity(store, 'running:')).toBe(0);
-    await expectCapacityMatchesActive(store);
+    expect(await heldCapacity(db.store, 'running:')).toBe(0);
+    await expectCapacityMatchesActive(db.store);
   });
 
   it.skipIf(skip)('a raised limit applies at the next claim: the missing slot rows are created, not read as "full"', async () => {
     for (let i = 0; i < 4; i++) await admit('grower');
     expect(await claimAll()).toHaveLength(2);
-    await setOwnerPlan(store, 'grower', 'pro');
+    await setOwnerPlan(db.store, 'grower', 'pro');
     expect(await claimAll()).toHaveLength(1);
-    expect(await heldCapacity(store, 'running:test.noop:grower')).toBe(3);
+    expect(await heldCapacity(db.store, 'running:test.noop:grower')).toBe(3);
   });
 });
 

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { databaseNow } from '../../lib/db/database-clock.js';
 import { parseDbTime } from '../../lib/db/db-time.js';
-import type { Store } from '../../lib/db/store.js';
 import { CapacityExhaustedError, IdempotencyKeyReusedError, ValidationError } from '../../lib/errors.js';
 import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
 import { claimNextOperation } from '../../lib/operations/lease/claim-operation.js';
@@ -13,7 +12,7 @@ import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
 import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';
 import { defineTask } from '../../lib/tasks/task-definition.js';
 import { testDeps } from '../support/fixtures.js';
-import { createTestDatabase, hasMariadb, IMPLEMENTATIONS, withRoutines, type TestDatabase } from '../support/test-store.js';
+import { implementationDatabase, IMPLEMENTATIONS, OPERATION_TABLES } from '../support/test-store.js';
 
 // Delayed operations (docs/design.md §4, delayed operations): `delaySeconds` / `runAt` at admission make a `queued` row
 // claimable only from then on, on the database clock (moved here with the test clock, never slept on).
@@ -24,7 +23,6 @@ const SECOND = 1_000;
  * test by far less than this.
  */
 const JUST_BEFORE = 2 * SECOND;
-const TABLES = ['operation_notifications', 'operation_events', 'operations', 'capacity_slots', 'owner_capacity', 'owner_turns', 'sweeper_runs'] as const;
 
 /** A task type that accepts a delay of up to two hours and a per-operation priority. */
 const laterTask = defineTask({
@@ -37,29 +35,20 @@ const laterTask = defineTask({
 });
 
 describe.each(IMPLEMENTATIONS)('delayed operations: $name', ({ dialect, routines }) => {
-  const skip = dialect === 'mariadb' && !hasMariadb();
-  let t: TestDatabase;
-  let store: Store;
+  const db = implementationDatabase({ dialect, routines }, { tables: [...OPERATION_TABLES, 'sweeper_runs'] });
+  const { skip } = db;
   let deps: ReturnType<typeof testDeps>;
   let seq = 0;
-  beforeAll(async () => {
-    if (!skip) t = await createTestDatabase(dialect);
-  });
-  afterAll(async () => t?.drop());
-  beforeEach(async () => {
-    if (skip) return;
-    store = withRoutines(t.store, routines);
-    for (const table of TABLES) await store.db.deleteFrom(table).execute();
-    t.clock.offsetMs = 0;
+  beforeEach(() => {
     deps = testDeps();
     deps.registry.register(laterTask);
   });
 
-  const owner = (ownerUserId = 'ada') => new OwnerScope(store, ownerUserId);
+  const owner = (ownerUserId = 'ada') => new OwnerScope(db.store, ownerUserId);
   const admit = async (fields: Record<string, unknown>, key = `k-${++seq}`, ownerUserId = 'ada') =>
     (await admitOperation(owner(ownerUserId), deps, key, { taskType: laterTask.type, subject: { type: 'doc', id: 'd1' }, ...fields })).operation;
-  const claimOne = () => claimNextOperation(new WorkerScope(store), deps);
-  const sweep = () => runSweepOnce({ store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, metrics: deps.metrics, batchSize: 50, timeBudgetMs: 60_000 });
+  const claimOne = () => claimNextOperation(new WorkerScope(db.store), deps);
+  const sweep = () => runSweepOnce({ store: db.store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, metrics: deps.metrics, batchSize: 50, timeBudgetMs: 60_000 });
   const ms = (time: string | null) => parseDbTime(time ?? '').getTime();
   const hintsFor = (id: string) => deps.wakeups.sent.filter((sent) => sent.message.operationId === id);
 
@@ -68,9 +57,9 @@ describe.each(IMPLEMENTATIONS)('delayed operations: $name', ({ dialect, routines
     expect(op.status).toBe('queued');
     expect(ms(op.available_at) - ms(op.created_at)).toBe(120 * SECOND);
     expect(await claimOne()).toBeNull();
-    t.clock.advance(120 * SECOND - JUST_BEFORE);
+    db.t.clock.advance(120 * SECOND - JUST_BEFORE);
     expect(await claimOne()).toBeNull();
-    t.clock.advance(JUST_BEFORE);
+    db.t.clock.advance(JUST_BEFORE);
     expect((await claimOne())?.operationId).toBe(op.id);
   });
 
@@ -80,10 +69,10 @@ describe.each(IMPLEMENTATIONS)('delayed operations: $name', ({ dialect, routines
     expect(ms(op.wake_at) - ms(op.available_at)).toBe(deps.policy.wakeupResendMs);
     expect(hintsFor(op.id)).toEqual([{ message: { v: 1, reason: 'admitted', operationId: op.id }, delaySeconds: 600 }]);
     // Past a deadline counted from the admission, but not from the due time: the sweeper leaves it queued.
-    t.clock.advance(deps.policy.deadlineMs + SECOND);
+    db.t.clock.advance(deps.policy.deadlineMs + SECOND);
     expect((await sweep()).deadlinesFailed).toBe(0);
     expect((await getOperation(owner(), op.id)).status).toBe('queued');
-    t.clock.advance(600 * SECOND);
+    db.t.clock.advance(600 * SECOND);
     expect((await sweep()).deadlinesFailed).toBe(1);
     expect(await getOperation(owner(), op.id)).toMatchObject({ status: 'failed', failure_code: 'deadline_exceeded' });
   });
@@ -92,17 +81,17 @@ describe.each(IMPLEMENTATIONS)('delayed operations: $name', ({ dialect, routines
     const op = await admit({ delaySeconds: 3_600 });
     expect(hintsFor(op.id)).toEqual([]);
     expect(op.wake_at).toBe(op.available_at);
-    t.clock.advance(3_600 * SECOND - JUST_BEFORE);
+    db.t.clock.advance(3_600 * SECOND - JUST_BEFORE);
     expect((await sweep()).wakeupsSent).toBe(0);
     expect(await claimOne()).toBeNull();
-    t.clock.advance(JUST_BEFORE);
+    db.t.clock.advance(JUST_BEFORE);
     expect((await sweep()).wakeupsSent).toBe(1);
     expect(hintsFor(op.id)).toEqual([{ message: { v: 1, reason: 'sweeper', operationId: op.id }, delaySeconds: 0 }]);
     expect((await claimOne())?.operationId).toBe(op.id);
   });
 
   it.skipIf(skip)('runAt is measured on the database clock; a runAt already past starts at once, with a hint now', async () => {
-    const now = parseDbTime(await databaseNow(store)).getTime();
+    const now = parseDbTime(await databaseNow(db.store)).getTime();
     const later = await admit({ runAt: new Date(now + 45 * SECOND).toISOString() });
     expect(ms(later.available_at)).toBeGreaterThanOrEqual(now + 45 * SECOND);
     expect(ms(later.available_at)).toBeLessThan(now + 55 * SECOND);
@@ -113,16 +102,16 @@ describe.each(IMPLEMENTATIONS)('delayed operations: $name', ({ dialect, routines
     expect(toOperationDto(past).nextAttemptAt).toBeNull();
     expect((await claimOne())?.operationId).toBe(past.id);
     expect(await claimOne()).toBeNull();
-    t.clock.advance(ms(later.available_at) - now);
+    db.t.clock.advance(ms(later.available_at) - now);
     expect((await claimOne())?.operationId).toBe(later.id);
   });
 
   it.skipIf(skip)('runAt further ahead than the task type allows, measured from the database clock, is a 400 and writes nothing', async () => {
-    const now = parseDbTime(await databaseNow(store)).getTime();
+    const now = parseDbTime(await databaseNow(db.store)).getTime();
     const tooFar = admit({ runAt: new Date(now + 7_200 * SECOND + 10 * SECOND).toISOString() });
     await expect(tooFar).rejects.toBeInstanceOf(ValidationError);
     await expect(tooFar).rejects.toMatchObject({ issues: [{ path: 'body.runAt' }] });
-    expect(await store.db.selectFrom('operations').select('id').execute()).toEqual([]);
+    expect(await db.store.db.selectFrom('operations').select('id').execute()).toEqual([]);
   });
 
   it.skipIf(skip)('a delayed operation is listed queued with nextAttemptAt, holds its owner’s capacity, and an owner cancel ends it for good', async () => {
@@ -133,7 +122,7 @@ describe.each(IMPLEMENTATIONS)('delayed operations: $name', ({ dialect, routines
     await expect(admit({})).rejects.toBeInstanceOf(CapacityExhaustedError);
     expect((await cancelOperation(owner(), op.id)).status).toBe('cancelled');
     expect(toOperationDto(await getOperation(owner(), op.id)).nextAttemptAt).toBeNull();
-    t.clock.advance(1_800 * SECOND + deps.policy.wakeupResendMs);
+    db.t.clock.advance(1_800 * SECOND + deps.policy.wakeupResendMs);
     expect((await sweep()).wakeupsSent).toBe(0);
     expect(await claimOne()).toBeNull();
     expect((await getOperation(owner(), op.id)).status).toBe('cancelled');
@@ -151,13 +140,13 @@ describe.each(IMPLEMENTATIONS)('delayed operations: $name', ({ dialect, routines
       );
     }
     // One instant spelled two ways is one request.
-    const now = parseDbTime(await databaseNow(store)).getTime();
+    const now = parseDbTime(await databaseNow(db.store)).getTime();
     const soon = new Date(now + 600 * SECOND);
     const iso = soon.toISOString();
     const offset = new Date(soon.getTime() + 2 * 3_600_000).toISOString().replace('Z', '+02:00');
     const utc = await admit({ runAt: iso }, 'at');
     expect((await admitOperation(owner(), deps, 'at', { taskType: laterTask.type, subject: { type: 'doc', id: 'd1' }, runAt: offset })).replayed).toBe(true);
-    expect(await store.db.selectFrom('operations').select('id').where('idempotency_key', '=', 'at').execute()).toEqual([{ id: utc.id }]);
+    expect(await db.store.db.selectFrom('operations').select('id').where('idempotency_key', '=', 'at').execute()).toEqual([{ id: utc.id }]);
   });
 
   it.skipIf(skip)('a higher priority not yet due never holds back the owner’s due work, and goes first once due', async () => {
@@ -165,7 +154,7 @@ describe.each(IMPLEMENTATIONS)('delayed operations: $name', ({ dialect, routines
     const plainNow = await admit({ priority: 0 });
     const lowNow = await admit({ priority: -5 });
     expect((await claimOne())?.operationId).toBe(plainNow.id);
-    t.clock.advance(60 * SECOND);
+    db.t.clock.advance(60 * SECOND);
     expect((await claimOne())?.operationId).toBe(urgentLater.id);
     expect((await claimOne())?.operationId).toBe(lowNow.id);
   });

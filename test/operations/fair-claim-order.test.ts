@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
 import { MAX_TURNS_PER_CLAIM } from '../../lib/operations/lease/fair-claim.js';
 import { claimNextOperation, type ClaimedOperation } from '../../lib/operations/lease/claim-operation.js';
@@ -9,38 +9,29 @@ import { testDeps } from '../support/fixtures.js';
 import { inTransaction } from '../../lib/db/transaction.js';
 import { markOwnersReady } from '../../lib/operations/lease/owner-turns.repository.js';
 import { insertBacklog } from '../support/operation-backlog.js';
-import type { Store } from '../../lib/db/store.js';
-import { createTestDatabase, hasMariadb, IMPLEMENTATIONS, withRoutines, type TestDatabase } from '../support/test-store.js';
+import { implementationDatabase, IMPLEMENTATIONS } from '../support/test-store.js';
 
 // The fair claim order (docs/design.md §4): task types of a higher priority first; within a priority, owners take
 // turns — the (task type, owner) pair served least recently first; within one owner's queue, highest priority, then
 // oldest. Never early, never past the deadline.
 
 const HOUR = 3_600_000;
-const TABLES = ['operation_notifications', 'operation_events', 'operations', 'capacity_slots', 'owner_capacity', 'owner_turns'] as const;
 
 // A conformance suite: the same cases for `claim_operations_v1` and the in-process `FairClaim` (docs/design.md §9).
 describe.each(IMPLEMENTATIONS)('the fair claim order: $name', ({ dialect, routines }) => {
-  const skip = dialect === 'mariadb' && !hasMariadb();
-  let t: TestDatabase;
-  let store: Store;
+  const db = implementationDatabase({ dialect, routines });
+  const { skip } = db;
   let deps: ReturnType<typeof testDeps>;
   let seq = 0;
-  beforeAll(async () => {
-    if (!skip) t = await createTestDatabase(dialect);
-  });
-  afterAll(async () => t?.drop());
+
   beforeEach(async () => {
     if (skip) return;
-    store = withRoutines(t.store, routines);
-    for (const table of TABLES) await store.db.deleteFrom(table).execute();
-    t.clock.offsetMs = 0;
     deps = testDeps({}, { perOwner: 100, runningPerOwner: 100 });
   });
 
   const admit = async (ownerUserId: string, taskType = 'test.noop') =>
-    (await admitOperation(new OwnerScope(store, ownerUserId), deps, `k-${++seq}`, { taskType, subject: { type: 'doc', id: `d${seq}` }, params: {} })).operation.id;
-  const claimOne = () => claimNextOperation(new WorkerScope(store), deps);
+    (await admitOperation(new OwnerScope(db.store, ownerUserId), deps, `k-${++seq}`, { taskType, subject: { type: 'doc', id: `d${seq}` }, params: {} })).operation.id;
+  const claimOne = () => claimNextOperation(new WorkerScope(db.store), deps);
   const claimInTurn = async (n: number) => {
     const claims: ClaimedOperation[] = [];
     for (let i = 0; i < n; i++) {
@@ -77,11 +68,11 @@ describe.each(IMPLEMENTATIONS)('the fair claim order: $name', ({ dialect, routin
       served_at: '1970-01-01 00:00:00.000',
       work_seq: i,
     }));
-    await store.db.insertInto('owner_turns').values(rows).execute();
+    await db.store.db.insertInto('owner_turns').values(rows).execute();
     const id = await admit('zzz');
     expect(await claimOne()).toBeNull();
     // The turns it read and found empty are retired; the rest (and the owner with work) wait for the next claim.
-    expect(Number((await store.db.selectFrom('owner_turns').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst())?.n)).toBe(44 + 1);
+    expect(Number((await db.store.db.selectFrom('owner_turns').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst())?.n)).toBe(44 + 1);
     expect((await claimOne())?.operationId).toBe(id);
   });
 
@@ -96,10 +87,10 @@ describe.each(IMPLEMENTATIONS)('the fair claim order: $name', ({ dialect, routin
       served_at: '1970-01-01 00:00:00.000',
       work_seq: i,
     }));
-    await store.db.insertInto('owner_turns').values(rows).execute();
+    await db.store.db.insertInto('owner_turns').values(rows).execute();
     const id = await admit('zzz', allowListedTask.type);
-    await store.db.updateTable('owner_turns').set({ served_at: '1980-01-01 00:00:00.000' }).where('owner_user_id', '=', 'zzz').execute();
-    const localOnly = () => claimNextOperation(new WorkerScope(store), deps, { local: true, external: false });
+    await db.store.db.updateTable('owner_turns').set({ served_at: '1980-01-01 00:00:00.000' }).where('owner_user_id', '=', 'zzz').execute();
+    const localOnly = () => claimNextOperation(new WorkerScope(db.store), deps, { local: true, external: false });
     const claims = [await localOnly(), await localOnly()];
     expect(claims.map((claim) => claim?.operationId ?? null)).toEqual([null, id]);
   });
@@ -125,7 +116,7 @@ describe.each(IMPLEMENTATIONS)('the fair claim order: $name', ({ dialect, routin
     ] as const;
     const rows: { id: string; priority: number; available: number; claimable: boolean }[] = [];
     for (const [priority, available, deadline] of spec) {
-      const [id] = await insertBacklog(store, 1, () => ({ status: 'queued', priority, available, deadline }), 'solo');
+      const [id] = await insertBacklog(db.store, 1, () => ({ status: 'queued', priority, available, deadline }), 'solo');
       rows.push({ id: id as string, priority, available, claimable: deadline > 0 && available <= 0 });
     }
     const expected = rows
@@ -163,34 +154,34 @@ describe.each(IMPLEMENTATIONS)('the fair claim order: $name', ({ dialect, routin
   it.skipIf(skip)('work-conserving past hundreds of owners at their limit: a due operation within its owner\'s limit is still claimed', async () => {
     deps = testDeps({}, { perOwner: 100, runningPerOwner: 1 });
     const OWNERS = 300;
-    for (let i = 0; i < OWNERS; i++) await insertBacklog(store, 2, () => ({ status: 'queued', deadline: HOUR, available: -60_000 }), `busy-${String(i).padStart(3, '0')}`);
+    for (let i = 0; i < OWNERS; i++) await insertBacklog(db.store, 2, () => ({ status: 'queued', deadline: HOUR, available: -60_000 }), `busy-${String(i).padStart(3, '0')}`);
     for (let i = 0; i < OWNERS; i++) expect(await claimOne(), `claim ${i}`).not.toBeNull();
     const zed = await admit('zed');
     expect((await claimOne())?.operationId).toBe(zed);
   });
 
   it.skipIf(skip)("a re-created turn never reuses the work_seq of the row it replaced (a stale claim's guarded retire cannot delete it)", async () => {
-    const [id] = await insertBacklog(store, 1, () => ({ status: 'queued', deadline: HOUR, available: -60_000 }), 'amy');
-    const seqOf = async () => (await store.db.selectFrom('owner_turns').select('work_seq').where('owner_user_id', '=', 'amy').executeTakeFirstOrThrow()).work_seq;
+    const [id] = await insertBacklog(db.store, 1, () => ({ status: 'queued', deadline: HOUR, available: -60_000 }), 'amy');
+    const seqOf = async () => (await db.store.db.selectFrom('owner_turns').select('work_seq').where('owner_user_id', '=', 'amy').executeTakeFirstOrThrow()).work_seq;
     const first = await seqOf();
-    await store.db.deleteFrom('owner_turns').execute();
-    await inTransaction(store, (tx) => markOwnersReady(tx, [id as string]));
+    await db.store.db.deleteFrom('owner_turns').execute();
+    await inTransaction(db.store, (tx) => markOwnersReady(tx, [id as string]));
     expect(await seqOf()).not.toBe(first);
   });
 
   it.skipIf(skip)('a turn with nothing claimable left is retired; one with only later work waits until that work is due', async () => {
-    const owner = new OwnerScope(store, 'amy');
+    const owner = new OwnerScope(db.store, 'amy');
     const id = await admit('amy');
     await cancelOperation(owner, id);
     expect(await claimOne()).toBeNull();
-    expect(await store.db.selectFrom('owner_turns').selectAll().execute()).toEqual([]);
+    expect(await db.store.db.selectFrom('owner_turns').selectAll().execute()).toEqual([]);
 
-    const [later] = await insertBacklog(store, 1, () => ({ status: 'waiting_for_retry', available: 60_000, deadline: HOUR }), 'bea');
+    const [later] = await insertBacklog(db.store, 1, () => ({ status: 'waiting_for_retry', available: 60_000, deadline: HOUR }), 'bea');
     expect(await claimOne()).toBeNull();
-    const turn = await store.db.selectFrom('owner_turns').select('ready_at').where('owner_user_id', '=', 'bea').executeTakeFirstOrThrow();
-    const row = await store.db.selectFrom('operations').select('available_at').where('id', '=', later as string).executeTakeFirstOrThrow();
+    const turn = await db.store.db.selectFrom('owner_turns').select('ready_at').where('owner_user_id', '=', 'bea').executeTakeFirstOrThrow();
+    const row = await db.store.db.selectFrom('operations').select('available_at').where('id', '=', later as string).executeTakeFirstOrThrow();
     expect(turn.ready_at).toEqual(row.available_at);
-    t.clock.advance(60_001);
+    db.t.clock.advance(60_001);
     expect((await claimOne())?.operationId).toBe(later);
   });
 });

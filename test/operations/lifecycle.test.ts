@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { InvalidTransitionError, LeaseLostError, OperationNotFoundError, RetryLimitReachedError, ScopeViolationError } from '../../lib/errors.js';
 import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
 import { claimNextOperation, enterOwnerScope, type ClaimedOperation } from '../../lib/operations/lease/claim-operation.js';
@@ -9,31 +9,22 @@ import { getOperation, listNotifications } from '../../lib/operations/owner/owne
 import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
 import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';
 import { testDeps } from '../support/fixtures.js';
-import type { Store } from '../../lib/db/store.js';
-import { createTestDatabase, hasMariadb, IMPLEMENTATIONS, withRoutines, type TestDatabase } from '../support/test-store.js';
+import { implementationDatabase, IMPLEMENTATIONS } from '../support/test-store.js';
 
 // A conformance suite: the same cases for the stored procedures and the in-process statements (docs/design.md §9).
 describe.each(IMPLEMENTATIONS)('operation lifecycle: $name', ({ dialect, routines }) => {
-  const skip = dialect === 'mariadb' && !hasMariadb();
-  let t: TestDatabase;
-  let store: Store;
+  const db = implementationDatabase({ dialect, routines }, { tables: ['operation_notifications', 'operations', 'capacity_slots', 'owner_capacity', 'owner_turns'] });
+  const { skip } = db;
   let deps: ReturnType<typeof testDeps>;
   let owner: OwnerScope;
   let worker: WorkerScope;
   let keySeq = 0;
 
-  beforeAll(async () => {
-    if (!skip) t = await createTestDatabase(dialect);
-  });
-  afterAll(async () => t?.drop());
   beforeEach(async () => {
     if (skip) return;
-    store = withRoutines(t.store, routines);
-    for (const table of ['operation_notifications', 'operations', 'capacity_slots', 'owner_capacity', 'owner_turns'] as const) await store.db.deleteFrom(table).execute();
-    t.clock.offsetMs = 0;
     deps = testDeps();
-    owner = new OwnerScope(store, 'user-a');
-    worker = new WorkerScope(store);
+    owner = new OwnerScope(db.store, 'user-a');
+    worker = new WorkerScope(db.store);
   });
 
   const admit = (params: Record<string, unknown> = {}, scope = owner) =>
@@ -43,9 +34,9 @@ describe.each(IMPLEMENTATIONS)('operation lifecycle: $name', ({ dialect, routine
     if (!c) throw new Error('expected a claim');
     return c;
   };
-  const sweep = () => runSweepOnce({ store: store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, metrics: deps.metrics, batchSize: 50, timeBudgetMs: 30_000 });
+  const sweep = () => runSweepOnce({ store: db.store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, metrics: deps.metrics, batchSize: 50, timeBudgetMs: 30_000 });
   const notificationsOf = async (id: string) =>
-    store.db.selectFrom('operation_notifications').selectAll().where('operation_id', '=', id).execute();
+    db.store.db.selectFrom('operation_notifications').selectAll().where('operation_id', '=', id).execute();
   const statusOf = async (id: string) => (await getOperation(owner, id)).status;
 
   it.skipIf(skip)('claim → heartbeat → complete ends succeeded with exactly one notification', async () => {
@@ -76,10 +67,10 @@ describe.each(IMPLEMENTATIONS)('operation lifecycle: $name', ({ dialect, routine
     // @ts-expect-error the neutral worker scope cannot complete
     await expect(completeOperation(worker, c)).rejects.toBeInstanceOf(ScopeViolationError);
     // a forged duck-typed scope is refused as well
-    const forged = { store: store, ownerUserId: 'user-a' } as unknown as OwnerScope;
+    const forged = { store: db.store, ownerUserId: 'user-a' } as unknown as OwnerScope;
     await expect(completeOperation(forged, c)).rejects.toBeInstanceOf(ScopeViolationError);
     // another owner's scope cannot use the lease
-    await expect(completeOperation(new OwnerScope(store, 'user-b'), c)).rejects.toBeInstanceOf(ScopeViolationError);
+    await expect(completeOperation(new OwnerScope(db.store, 'user-b'), c)).rejects.toBeInstanceOf(ScopeViolationError);
     expect(await statusOf(c.operationId)).toBe('running');
   });
 
@@ -87,7 +78,7 @@ describe.each(IMPLEMENTATIONS)('operation lifecycle: $name', ({ dialect, routine
     const { operation } = await admit();
     const first = await claim();
     const scope = enterOwnerScope(worker, first);
-    t.clock.advance(deps.policy.leaseMs + 1);
+    db.t.clock.advance(deps.policy.leaseMs + 1);
     // expired on the database clock: the holder cannot keep it, even before the sweeper runs
     await expect(heartbeat(scope, first)).rejects.toBeInstanceOf(LeaseLostError);
     const counts = await sweep();
@@ -112,7 +103,7 @@ describe.each(IMPLEMENTATIONS)('operation lifecycle: $name', ({ dialect, routine
     const { operation } = await admit();
     for (let attempt = 1; attempt <= 3; attempt++) {
       expect((await claim()).attempt).toBe(attempt);
-      t.clock.advance(deps.policy.leaseMs + 1);
+      db.t.clock.advance(deps.policy.leaseMs + 1);
       await sweep();
     }
     const failed = await getOperation(owner, operation.id);
@@ -124,7 +115,7 @@ describe.each(IMPLEMENTATIONS)('operation lifecycle: $name', ({ dialect, routine
     const running = await cancelOperation(owner, other.id);
     expect(running.status).toBe('running');
     expect(running.cancel_requested_at).not.toBeNull();
-    t.clock.advance(deps.policy.leaseMs + 1);
+    db.t.clock.advance(deps.policy.leaseMs + 1);
     expect(await sweep()).toMatchObject({ leasesCancelled: 1 });
     expect(await statusOf(other.id)).toBe('cancelled');
     expect(await notificationsOf(other.id)).toHaveLength(1);
@@ -136,10 +127,10 @@ describe.each(IMPLEMENTATIONS)('operation lifecycle: $name', ({ dialect, routine
     await failOperation(enterOwnerScope(worker, first), first, { kind: 'retryable', message: 'attempt 1 failed' }, 0, 60_000);
     await claim();
     await cancelOperation(owner, operation.id);
-    t.clock.advance(deps.policy.leaseMs + 1);
+    db.t.clock.advance(deps.policy.leaseMs + 1);
     expect(await sweep()).toMatchObject({ leasesCancelled: 1 });
     // As every other way to cancelled: the owner's cancel, not a failure, ended it.
-    expect(await store.db.selectFrom('operations').select(['status', 'failure_code', 'failure_message']).where('id', '=', operation.id).executeTakeFirst()).toEqual({
+    expect(await db.store.db.selectFrom('operations').select(['status', 'failure_code', 'failure_message']).where('id', '=', operation.id).executeTakeFirst()).toEqual({
       status: 'cancelled',
       failure_code: null,
       failure_message: null,
@@ -148,7 +139,7 @@ describe.each(IMPLEMENTATIONS)('operation lifecycle: $name', ({ dialect, routine
 
   it.skipIf(skip)('a queued operation past its deadline is never claimed and fails with deadline_exceeded', async () => {
     const { operation } = await admit();
-    t.clock.advance(deps.policy.deadlineMs + 1);
+    db.t.clock.advance(deps.policy.deadlineMs + 1);
     expect(await claimNextOperation(worker, deps)).toBeNull();
     expect(await sweep()).toMatchObject({ deadlinesFailed: 1 });
     expect(await getOperation(owner, operation.id)).toMatchObject({ status: 'failed', failure_code: 'deadline_exceeded' });
@@ -184,7 +175,7 @@ describe.each(IMPLEMENTATIONS)('operation lifecycle: $name', ({ dialect, routine
       const outcome = await failOperation(enterOwnerScope(worker, c), c, { kind: 'retryable', message: 'flaky' }, 5_000, 65_000);
       expect(outcome).toEqual({ status: 'waiting_for_retry', retryInMs: 5_000 });
       expect(await claimNextOperation(worker, deps)).toBeNull();
-      t.clock.advance(5_001);
+      db.t.clock.advance(5_001);
     }
     const last = await claim();
     expect(last.attempt).toBe(3);
@@ -236,7 +227,7 @@ describe.each(IMPLEMENTATIONS)('operation lifecycle: $name', ({ dialect, routine
     const { operation } = await admit();
     expect(deps.wakeups.sent).toHaveLength(0);
     expect(await sweep()).toMatchObject({ wakeupsSent: 0 });
-    t.clock.advance(deps.policy.wakeupResendMs + 1);
+    db.t.clock.advance(deps.policy.wakeupResendMs + 1);
     expect(await sweep()).toMatchObject({ wakeupsSent: 1 });
     expect(deps.wakeups.sent.map((s) => s.message.operationId)).toEqual([operation.id]);
     expect(await sweep()).toMatchObject({ wakeupsSent: 0 });
@@ -246,12 +237,12 @@ describe.each(IMPLEMENTATIONS)('operation lifecycle: $name', ({ dialect, routine
     const first = await admitOperation(owner, deps, 'reused-key', { taskType: 'test.noop', subject: { type: 'doc', id: 'd1' } });
     await cancelOperation(owner, first.operation.id);
     const { operation: active } = await admit();
-    t.clock.advance(deps.policy.retentionMs + 1);
+    db.t.clock.advance(deps.policy.retentionMs + 1);
     const counts = await sweep();
     expect(counts.purged).toBe(1);
     expect(await notificationsOf(first.operation.id)).toHaveLength(0);
-    expect(await store.db.selectFrom('operations').select('id').where('id', '=', first.operation.id).executeTakeFirst()).toBeUndefined();
-    expect(await store.db.selectFrom('operations').select('id').where('id', '=', active.id).executeTakeFirst()).toBeDefined();
+    expect(await db.store.db.selectFrom('operations').select('id').where('id', '=', first.operation.id).executeTakeFirst()).toBeUndefined();
+    expect(await db.store.db.selectFrom('operations').select('id').where('id', '=', active.id).executeTakeFirst()).toBeDefined();
     const again = await admitOperation(owner, deps, 'reused-key', { taskType: 'test.noop', subject: { type: 'doc', id: 'other' } });
     expect(again.replayed).toBe(false);
   });
@@ -260,7 +251,7 @@ describe.each(IMPLEMENTATIONS)('operation lifecycle: $name', ({ dialect, routine
     const body = { taskType: 'test.noop', subject: { type: 'doc', id: 'd1' } };
     const mine = await admitOperation(owner, deps, 'same-key', body);
     for (const other of ['user-a ', 'USER-A', ' user-a']) {
-      const scope = new OwnerScope(store, other);
+      const scope = new OwnerScope(db.store, other);
       await expect(getOperation(scope, mine.operation.id)).rejects.toBeInstanceOf(OperationNotFoundError);
       const theirs = await admitOperation(scope, deps, 'same-key', body);
       expect(theirs.replayed).toBe(false);
@@ -273,7 +264,7 @@ describe.each(IMPLEMENTATIONS)('operation lifecycle: $name', ({ dialect, routine
   it.skipIf(skip)('claims take the highest priority first, then the oldest', async () => {
     const low = await admitOperation(owner, deps, 'p-low', { taskType: 'test.noop', subject: { type: 'doc', id: '1' } });
     const high = await admitOperation(owner, deps, 'p-high', { taskType: 'demo.wait', subject: { type: 'doc', id: '2' }, params: { durationMs: 0 } });
-    await store.db.updateTable('operations').set({ priority: 5 }).where('id', '=', high.operation.id).execute();
+    await db.store.db.updateTable('operations').set({ priority: 5 }).where('id', '=', high.operation.id).execute();
     expect((await claim()).operationId).toBe(high.operation.id);
     expect((await claim()).operationId).toBe(low.operation.id);
   });

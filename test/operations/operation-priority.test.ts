@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { Store } from '../../lib/db/store.js';
 import { ValidationError } from '../../lib/errors.js';
 import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
 import { operationPriorityOf } from '../../lib/operations/admission/operation-priority.js';
@@ -11,12 +10,11 @@ import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
 import { defineTask } from '../../lib/tasks/task-definition.js';
 import { TaskRegistry } from '../../lib/tasks/task-registry.js';
 import { noopTask, testDeps } from '../support/fixtures.js';
-import { createTestDatabase, hasMariadb, IMPLEMENTATIONS, withRoutines, type TestDatabase } from '../support/test-store.js';
+import { implementationDatabase, IMPLEMENTATIONS } from '../support/test-store.js';
 
 // Per-operation priority (docs/design.md §4, fair share: order): it orders one owner's own queue of a task type, and
 // nothing else — owners still take turns, whatever priorities their operations carry.
 
-const TABLES = ['operation_notifications', 'operation_events', 'operations', 'capacity_slots', 'owner_capacity', 'owner_turns'] as const;
 
 /** A task type whose operations may carry a priority in -5..5. */
 const rankedTask = defineTask({
@@ -28,20 +26,11 @@ const rankedTask = defineTask({
 });
 
 describe.each(IMPLEMENTATIONS)('per-operation priority with the owner fairness rule: $name', ({ dialect, routines }) => {
-  const skip = dialect === 'mariadb' && !hasMariadb();
-  let t: TestDatabase;
-  let store: Store;
+  const db = implementationDatabase({ dialect, routines });
+  const { skip } = db;
   let deps: ReturnType<typeof testDeps>;
   let seq = 0;
-  beforeAll(async () => {
-    if (!skip) t = await createTestDatabase(dialect);
-  });
-  afterAll(async () => t?.drop());
-  beforeEach(async () => {
-    if (skip) return;
-    store = withRoutines(t.store, routines);
-    for (const table of TABLES) await store.db.deleteFrom(table).execute();
-    t.clock.offsetMs = 0;
+  beforeEach(() => {
     deps = testDeps({}, { perOwner: 100, runningPerOwner: 100 });
     deps.registry.register(rankedTask);
   });
@@ -50,7 +39,7 @@ describe.each(IMPLEMENTATIONS)('per-operation priority with the owner fairness r
   const admitAll = async (ownerUserId: string, priorities: readonly number[]) => {
     const ids = new Map<number, string>();
     for (const priority of priorities) {
-      const { operation } = await admitOperation(new OwnerScope(store, ownerUserId), deps, `k-${++seq}`, {
+      const { operation } = await admitOperation(new OwnerScope(db.store, ownerUserId), deps, `k-${++seq}`, {
         taskType: rankedTask.type,
         subject: { type: 'doc', id: `d${seq}` },
         priority,
@@ -60,7 +49,7 @@ describe.each(IMPLEMENTATIONS)('per-operation priority with the owner fairness r
     }
     return ids;
   };
-  const claimOne = () => claimNextOperation(new WorkerScope(store), deps);
+  const claimOne = () => claimNextOperation(new WorkerScope(db.store), deps);
   const label = (claim: ClaimedOperation | null, amy: Map<number, string>, bea: Map<number, string>) => {
     for (const [owner, ids] of [['amy', amy], ['bea', bea]] as const) {
       for (const [priority, id] of ids) if (claim?.operationId === id) return `${owner}:${priority}`;
@@ -87,7 +76,7 @@ describe.each(IMPLEMENTATIONS)('per-operation priority with the owner fairness r
   it.skipIf(skip)('an owner retry keeps the priority the operation was admitted with', async () => {
     const amy = await admitAll('amy', [4]);
     const id = amy.get(4) as string;
-    const scope = new OwnerScope(store, 'amy');
+    const scope = new OwnerScope(db.store, 'amy');
     await cancelOperation(scope, id);
     expect(await retryOperation(scope, deps, id)).toMatchObject({ status: 'queued', priority: 4 });
     expect((await getOperation(scope, id)).priority).toBe(4);

@@ -13,7 +13,7 @@ import { runSweepOnce } from '../../lib/sweeper/run-sweep-once.js';
 import { expectCapacityMatchesActive, heldCapacity } from '../support/capacity-invariant.js';
 import { testDeps } from '../support/fixtures.js';
 import { waitFor } from '../support/wait-for.js';
-import { createTestDatabase, hasMariadb, IMPLEMENTATIONS, withRoutines, type TestDatabase } from '../support/test-store.js';
+import { createTestDatabase, hasMariadb, implementationDatabase, IMPLEMENTATIONS, type TestDatabase } from '../support/test-store.js';
 
 // Admission (and owner retry) inside the caller's own transaction (docs/design.md §4, "Admission inside the caller's
 // transaction"), on every implementation: the MariaDB store with its routines on must take the in-process path on the
@@ -28,40 +28,35 @@ type AppTables = {
 class RollBack extends Error {}
 
 describe.each(IMPLEMENTATIONS)('admission inside the caller\'s transaction: $name', ({ dialect, routines }) => {
-  const skip = dialect === 'mariadb' && !hasMariadb();
-  let t: TestDatabase;
-  let store: Store;
+  // A store object of its own per case: the pools it saw complete start empty, so first admissions create them.
+  const db = implementationDatabase(
+    { dialect, routines },
+    {
+      setup: async (t) => {
+        await t.store.db.schema
+          .createTable('app_orders')
+          .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
+          .addColumn('owner_user_id', 'varchar(128)', (c) => c.notNull())
+          .addColumn('operation_id', 'varchar(64)')
+          .execute();
+      },
+    },
+  );
+  const { skip } = db;
   let deps: ReturnType<typeof testDeps>;
   let owner: OwnerScope;
   let worker: WorkerScope;
   let seq = 0;
 
-  beforeAll(async () => {
-    if (skip) return;
-    t = await createTestDatabase(dialect);
-    await t.store.db.schema
-      .createTable('app_orders')
-      .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
-      .addColumn('owner_user_id', 'varchar(128)', (c) => c.notNull())
-      .addColumn('operation_id', 'varchar(64)')
-      .execute();
-  });
-  afterAll(async () => t?.drop());
   beforeEach(async () => {
     if (skip) return;
-    // A store object of its own per case: the pools it saw complete start empty, so first admissions create them.
-    store = withRoutines(t.store, routines);
-    for (const table of ['operation_events', 'operation_notifications', 'operations', 'capacity_slots', 'owner_capacity', 'owner_turns'] as const) {
-      await store.db.deleteFrom(table).execute();
-    }
-    await app(store.db).deleteFrom('app_orders').execute();
-    t.clock.offsetMs = 0;
+    await app(db.store.db).deleteFrom('app_orders').execute();
     deps = testDeps({}, { perOwner: 2, global: 5 });
-    owner = new OwnerScope(store, 'alice');
-    worker = new WorkerScope(store);
+    owner = new OwnerScope(db.store, 'alice');
+    worker = new WorkerScope(db.store);
   });
 
-  const app = (db: Store['db'] | Transaction<Database>) => db.withTables<AppTables>();
+  const app = (database: Store['db'] | Transaction<Database>) => database.withTables<AppTables>();
   const body = (n: number) => ({ taskType: 'test.noop', subject: { type: 'doc', id: `d${n}` }, params: { n } });
   /** In the caller's transaction: the app's order row, then the admission of `key` for it. */
   const orderAndAdmit = async (trx: Transaction<Database>, key: string, n = ++seq): Promise<TransactionalAdmission> => {
@@ -72,16 +67,16 @@ describe.each(IMPLEMENTATIONS)('admission inside the caller\'s transaction: $nam
   };
   const rolledBack = async (work: (trx: Transaction<Database>) => Promise<unknown>): Promise<void> => {
     await expect(
-      store.db.transaction().execute(async (trx) => {
+      db.store.db.transaction().execute(async (trx) => {
         await work(trx);
         throw new RollBack('the caller rolls back');
       }),
     ).rejects.toBeInstanceOf(RollBack);
   };
-  const orders = () => app(store.db).selectFrom('app_orders').selectAll().orderBy('id').execute();
-  const operations = () => store.db.selectFrom('operations').selectAll().orderBy('created_at').execute();
-  const counters = () => store.db.selectFrom('owner_capacity').select(['owner_user_id', 'active', 'running']).execute();
-  const sweep = () => runSweepOnce({ store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, metrics: deps.metrics, batchSize: 50, timeBudgetMs: 30_000 });
+  const orders = () => app(db.store.db).selectFrom('app_orders').selectAll().orderBy('id').execute();
+  const operations = () => db.store.db.selectFrom('operations').selectAll().orderBy('created_at').execute();
+  const counters = () => db.store.db.selectFrom('owner_capacity').select(['owner_user_id', 'active', 'running']).execute();
+  const sweep = () => runSweepOnce({ store: db.store, policy: deps.policy, wakeups: deps.wakeups, logger: deps.logger, metrics: deps.metrics, batchSize: 50, timeBudgetMs: 30_000 });
   /** Claims the next operation and completes it: the operation ran. */
   const runNext = async () => {
     const claim = await claimNextOperation(worker, deps);
@@ -91,7 +86,7 @@ describe.each(IMPLEMENTATIONS)('admission inside the caller\'s transaction: $nam
   };
 
   it.skipIf(skip)('committed with the caller\'s rows: the order and the operation both exist, the wake-up waits for afterCommit, and it runs', async () => {
-    const admission = await store.db.transaction().execute(async (trx) => {
+    const admission = await db.store.db.transaction().execute(async (trx) => {
       const admitted = await orderAndAdmit(trx, 'k-commit');
       expect(admitted).toMatchObject({ replayed: false, operation: { status: 'queued', owner_user_id: 'alice' } });
       if (dialect === 'mariadb') {
@@ -106,17 +101,17 @@ describe.each(IMPLEMENTATIONS)('admission inside the caller\'s transaction: $nam
     expect(deps.wakeups.sent.map((s) => s.message)).toEqual([{ v: 1, reason: 'admitted', operationId: admission.operation.id }]);
     expect(await orders()).toEqual([{ id: 'order-k-commit', owner_user_id: 'alice', operation_id: admission.operation.id }]);
     expect((await operations()).map((o) => o.id)).toEqual([admission.operation.id]);
-    await expectCapacityMatchesActive(store);
+    await expectCapacityMatchesActive(db.store);
     expect(await runNext()).toBe(admission.operation.id);
     expect((await getOperation(owner, admission.operation.id)).status).toBe('succeeded');
-    await expectCapacityMatchesActive(store);
+    await expectCapacityMatchesActive(db.store);
   });
 
   it.skipIf(skip)('rolled back with the caller\'s rows: neither exists, capacity is back exactly, nothing is claimable, nothing was sent', async () => {
     const earlier = await admitOperation(owner, deps, 'k-earlier', body(0));
     const sentBefore = deps.wakeups.sent.length;
     // A new owner too: its counter row is created inside the caller's transaction, and goes with the rollback.
-    const bob = new OwnerScope(store, 'bob');
+    const bob = new OwnerScope(db.store, 'bob');
     await rolledBack(async (trx) => {
       await orderAndAdmit(trx, 'k-rollback');
       await admitOperation(bob, deps, 'k-bob', body(1), { transaction: trx });
@@ -124,31 +119,31 @@ describe.each(IMPLEMENTATIONS)('admission inside the caller\'s transaction: $nam
     expect(await orders()).toEqual([]);
     expect((await operations()).map((o) => o.id)).toEqual([earlier.operation.id]);
     expect(await counters()).toEqual([{ owner_user_id: 'alice', active: 1, running: 0 }]);
-    expect(await heldCapacity(store, 'global:')).toBe(1);
-    await expectCapacityMatchesActive(store);
+    expect(await heldCapacity(db.store, 'global:')).toBe(1);
+    await expectCapacityMatchesActive(db.store);
     expect(deps.wakeups.sent.length).toBe(sentBefore);
     expect(await runNext()).toBe(earlier.operation.id);
     expect(await claimNextOperation(worker, deps)).toBeNull();
-    await expectCapacityMatchesActive(store);
+    await expectCapacityMatchesActive(db.store);
   });
 
   it.skipIf(skip)('a crash between the caller\'s commit and afterCommit: the sweeper re-sends the wake-up at wake_at and it runs', async () => {
     // The caller commits and dies before `afterCommit()`.
-    const admission = await store.db.transaction().execute((trx) => orderAndAdmit(trx, 'k-crash'));
+    const admission = await db.store.db.transaction().execute((trx) => orderAndAdmit(trx, 'k-crash'));
     expect(deps.wakeups.sent).toEqual([]);
     expect(await sweep()).toMatchObject({ wakeupsSent: 0 });
-    t.clock.advance(deps.policy.wakeupResendMs + 1);
+    db.t.clock.advance(deps.policy.wakeupResendMs + 1);
     expect(await sweep()).toMatchObject({ wakeupsSent: 1 });
     expect(deps.wakeups.sent.map((s) => s.message.operationId)).toEqual([admission.operation.id]);
     expect(await runNext()).toBe(admission.operation.id);
     expect((await getOperation(owner, admission.operation.id)).status).toBe('succeeded');
-    await expectCapacityMatchesActive(store);
+    await expectCapacityMatchesActive(db.store);
   });
 
   it.skipIf(skip)('capacity is held exactly at the owner limit: N commit, the next is CapacityExhaustedError and the caller\'s transaction goes on', async () => {
     // Limit 2, three admissions on one transaction at once (nothing else runs on it meanwhile): they run one after the
     // other, and the third is refused with the transaction usable — the caller links the two and commits.
-    const settled = await store.db.transaction().execute(async (trx) => {
+    const settled = await db.store.db.transaction().execute(async (trx) => {
       for (const n of [1, 2, 3]) await app(trx).insertInto('app_orders').values({ id: `order-k-${n}`, owner_user_id: 'alice', operation_id: null }).execute();
       const results = await Promise.allSettled([1, 2, 3].map((n) => admitOperation(owner, deps, `k-${n}`, body(n), { transaction: trx })));
       for (const [i, result] of results.entries()) {
@@ -160,9 +155,9 @@ describe.each(IMPLEMENTATIONS)('admission inside the caller\'s transaction: $nam
     expect(settled[2]).toMatchObject({ reason: { name: CapacityExhaustedError.name, pool: 'owner' } });
     expect(await counters()).toEqual([{ owner_user_id: 'alice', active: 2, running: 0 }]);
     expect(await operations()).toHaveLength(2);
-    await expectCapacityMatchesActive(store);
+    await expectCapacityMatchesActive(db.store);
     // A later transaction: refused again; its own rows commit, and nothing of the admission is left.
-    await store.db.transaction().execute(async (trx) => {
+    await db.store.db.transaction().execute(async (trx) => {
       await app(trx).insertInto('app_orders').values({ id: 'order-after', owner_user_id: 'alice', operation_id: null }).execute();
       await expect(admitOperation(owner, deps, 'k-4', body(4), { transaction: trx })).rejects.toMatchObject({ pool: 'owner' });
       await app(trx).updateTable('app_orders').set({ operation_id: 'none' }).where('id', '=', 'order-after').execute();
@@ -175,11 +170,11 @@ describe.each(IMPLEMENTATIONS)('admission inside the caller\'s transaction: $nam
     ]);
     expect(await operations()).toHaveLength(2);
     expect(await counters()).toEqual([{ owner_user_id: 'alice', active: 2, running: 0 }]);
-    await expectCapacityMatchesActive(store);
+    await expectCapacityMatchesActive(db.store);
   });
 
   it.skipIf(skip)('a replay of the key in a second transaction answers the first operation; another request under it is 422 and the transaction goes on', async () => {
-    const first = await store.db.transaction().execute(async (trx) => {
+    const first = await db.store.db.transaction().execute(async (trx) => {
       const admitted = await orderAndAdmit(trx, 'k-same', 7);
       // The same key again in the same transaction: the row it has not committed yet answers.
       const again = await admitOperation(owner, deps, 'k-same', body(7), { transaction: trx });
@@ -188,7 +183,7 @@ describe.each(IMPLEMENTATIONS)('admission inside the caller\'s transaction: $nam
     });
     await first.afterCommit();
     const sent = deps.wakeups.sent.length;
-    await store.db.transaction().execute(async (trx) => {
+    await db.store.db.transaction().execute(async (trx) => {
       const replay = await admitOperation(owner, deps, 'k-same', body(7), { transaction: trx });
       expect(replay).toMatchObject({ replayed: true, operation: first.operation });
       await replay.afterCommit();
@@ -198,7 +193,7 @@ describe.each(IMPLEMENTATIONS)('admission inside the caller\'s transaction: $nam
     expect(deps.wakeups.sent.length).toBe(sent);
     expect((await orders()).map((o) => o.id)).toEqual(['order-after-422', 'order-k-same']);
     expect((await operations()).map((o) => o.id)).toEqual([first.operation.id]);
-    await expectCapacityMatchesActive(store);
+    await expectCapacityMatchesActive(db.store);
   });
 
   it.skipIf(skip)('owner retry in the caller\'s transaction: rolled back, the operation stays as it was; committed, it is queued again and runs', async () => {
@@ -212,27 +207,27 @@ describe.each(IMPLEMENTATIONS)('admission inside the caller\'s transaction: $nam
     });
     expect(await getOperation(owner, operation.id)).toEqual(cancelled);
     expect(await counters()).toEqual([{ owner_user_id: 'alice', active: 0, running: 0 }]);
-    await expectCapacityMatchesActive(store);
+    await expectCapacityMatchesActive(db.store);
     expect(await claimNextOperation(worker, deps)).toBeNull();
-    const retried = await store.db.transaction().execute((trx) => retryOperation(owner, deps, operation.id, { transaction: trx }));
+    const retried = await db.store.db.transaction().execute((trx) => retryOperation(owner, deps, operation.id, { transaction: trx }));
     expect(deps.wakeups.sent.length).toBe(sent);
     await retried.afterCommit();
     expect(deps.wakeups.sent.slice(sent).map((s) => s.message)).toEqual([{ v: 1, reason: 'owner_retry', operationId: operation.id }]);
     expect(await getOperation(owner, operation.id)).toMatchObject({ status: 'queued', retry_count: 1 });
-    await expectCapacityMatchesActive(store);
+    await expectCapacityMatchesActive(db.store);
     expect(await runNext()).toBe(operation.id);
-    await expectCapacityMatchesActive(store);
+    await expectCapacityMatchesActive(db.store);
   });
 
-  it.skipIf(skip)('a transaction that is not one of the scope\'s store is refused with ForeignTransactionError and nothing is written', async () => {
+  it.skipIf(skip)('a transaction that is not one of the scope\'s db.store is refused with ForeignTransactionError and nothing is written', async () => {
     // `withTables` copies are the same transaction and are accepted.
-    await store.db.transaction().execute(async (trx) => {
+    await db.store.db.transaction().execute(async (trx) => {
       await admitOperation(owner, deps, 'k-copy', body(1), { transaction: trx.withTables<AppTables>() });
     });
     // Not a transaction at all.
-    await expect(admitOperation(owner, deps, 'k-db', body(2), { transaction: store.db as unknown as Transaction<Database> })).rejects.toBeInstanceOf(ForeignTransactionError);
+    await expect(admitOperation(owner, deps, 'k-db', body(2), { transaction: db.store.db as unknown as Transaction<Database> })).rejects.toBeInstanceOf(ForeignTransactionError);
     // A transaction of another kysely instance (another pool) on the same database: it would commit on its own.
-    const other = openStore(t.url);
+    const other = openStore(db.t.url);
     try {
       await other.db.transaction().execute(async (trx) => {
         await expect(admitOperation(owner, deps, 'k-other', body(3), { transaction: trx })).rejects.toBeInstanceOf(ForeignTransactionError);
@@ -242,14 +237,14 @@ describe.each(IMPLEMENTATIONS)('admission inside the caller\'s transaction: $nam
       await other.destroy();
     }
     expect((await operations()).map((o) => o.idempotency_key)).toEqual(['k-copy']);
-    await expectCapacityMatchesActive(store);
+    await expectCapacityMatchesActive(db.store);
   });
 
   it.skipIf(skip)('a rolled-back admission gives its rate token back; an empty bucket is RateLimitedError with the caller\'s transaction usable', async () => {
     deps = testDeps({}, { perOwner: 2, global: 5, file: { taskTypes: { 'test.noop': { rate: { burst: 1, perSeconds: 3600 } } } } });
     await rolledBack((trx) => orderAndAdmit(trx, 'k-spent-then-back'));
     // The one token is still there: the rollback took the spend with it.
-    const admission = await store.db.transaction().execute(async (trx) => {
+    const admission = await db.store.db.transaction().execute(async (trx) => {
       const admitted = await orderAndAdmit(trx, 'k-token');
       await expect(admitOperation(owner, deps, 'k-empty', body(99), { transaction: trx })).rejects.toBeInstanceOf(RateLimitedError);
       await app(trx).insertInto('app_orders').values({ id: 'order-after-429', owner_user_id: 'alice', operation_id: null }).execute();
@@ -257,11 +252,11 @@ describe.each(IMPLEMENTATIONS)('admission inside the caller\'s transaction: $nam
     });
     expect((await orders()).map((o) => o.id)).toEqual(['order-after-429', 'order-k-token']);
     expect((await operations()).map((o) => o.id)).toEqual([admission.operation.id]);
-    await expectCapacityMatchesActive(store);
+    await expectCapacityMatchesActive(db.store);
   });
 
   it.skipIf(skip)('a failed admission leaves the caller\'s savepoints and earlier writes as they were', async () => {
-    await store.db.transaction().execute(async (trx) => {
+    await db.store.db.transaction().execute(async (trx) => {
       await sql`SAVEPOINT caller_own`.execute(trx);
       await app(trx).insertInto('app_orders').values({ id: 'order-kept', owner_user_id: 'alice', operation_id: null }).execute();
       await admitOperation(owner, deps, 'k-a', body(1), { transaction: trx });
@@ -273,8 +268,8 @@ describe.each(IMPLEMENTATIONS)('admission inside the caller\'s transaction: $nam
     });
     expect(await orders()).toEqual([]);
     expect(await operations()).toEqual([]);
-    expect(await heldCapacity(store, '')).toBe(0);
-    await expectCapacityMatchesActive(store);
+    expect(await heldCapacity(db.store, '')).toBe(0);
+    await expectCapacityMatchesActive(db.store);
   });
 });
 

@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { connectAdmin } from './mariadb-server.js';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
 import { migrateToLatest } from '../../lib/db/migrate.js';
+import type { Database } from '../../lib/db/database.js';
 import { openStore, type Store } from '../../lib/db/store.js';
 
 /**
@@ -93,6 +94,59 @@ export async function createTestDatabase(dialect: TestDialect, options: { migrat
     drop: async () => {
       await store.destroy();
       await dropDatabase();
+    },
+  };
+}
+
+/** The tables an operation suite empties before each case: operations and everything an operation holds. */
+export const OPERATION_TABLES = ['operation_notifications', 'operation_events', 'operations', 'capacity_slots', 'owner_capacity', 'owner_turns'] as const;
+
+/** One implementation's database inside a `describe.each(IMPLEMENTATIONS)` block (see {@link implementationDatabase}). */
+export interface ImplementationDatabase {
+  /** True when the implementation is MariaDB and the run has none: every case of the block is skipped. */
+  readonly skip: boolean;
+  /** The test database (from `beforeAll` on). */
+  readonly t: TestDatabase;
+  /** This case's store: a store object of its own, with the implementation's routines on or off. */
+  readonly store: Store;
+}
+
+/**
+ * Registers the hooks of a conformance block for `implementation`: the database created in `beforeAll` (then `setup`,
+ * e.g. an application's own table) and dropped in `afterAll`; before each case `tables` emptied, the test clock set
+ * back to the database's own, and a fresh {@link ImplementationDatabase.store}. Call it first in the block, so the
+ * block's own `beforeEach` runs after it.
+ */
+export function implementationDatabase(
+  implementation: { readonly dialect: TestDialect; readonly routines: boolean },
+  options: { readonly tables?: readonly (keyof Database)[]; readonly poolSize?: number; readonly setup?: (t: TestDatabase) => Promise<void> } = {},
+): ImplementationDatabase {
+  const skip = implementation.dialect === 'mariadb' && !hasMariadb();
+  let t: TestDatabase | undefined;
+  let store: Store | undefined;
+  beforeAll(async () => {
+    if (skip) return;
+    t = await createTestDatabase(implementation.dialect, options.poolSize === undefined ? {} : { poolSize: options.poolSize });
+    await options.setup?.(t);
+  });
+  afterAll(async () => t?.drop());
+  beforeEach(async () => {
+    if (!t) return;
+    store = withRoutines(t.store, implementation.routines);
+    for (const table of options.tables ?? OPERATION_TABLES) await store.db.deleteFrom(table).execute();
+    t.clock.offsetMs = 0;
+  });
+  const ready = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`${what} is not there yet (skipped, or read outside a case)`);
+    return value;
+  };
+  return {
+    skip,
+    get t() {
+      return ready(t, 'The test database');
+    },
+    get store() {
+      return ready(store, "The case's store");
     },
   };
 }
