@@ -120,6 +120,7 @@ export class DurableOpsRig {
       this.#queue.push(message);
     });
     const logger: Logger = {
+      debug: () => {},
       info: (_message, context) => {
         const trace = this.#traces.getStore();
         if (trace && context?.event === 'operation_claimed') {

@@ -316,7 +316,7 @@ async function runModel(options: FairnessOptions, capacity: CapacityPolicy, mode
       await prepareAdmissionPools(admissionStore, capacity, TASK_TYPE, owner, owner === FLOOD_OWNER ? FLOOD_PLAN : DEFAULT_OWNER_SETTINGS.plan);
     }
     const problems: string[] = [];
-    const logger: Logger = { info: () => {}, warn: (message) => void problems.push(`warning: ${message}`), error: (message) => void problems.push(`error: ${message}`) };
+    const logger: Logger = { debug: () => {}, info: () => {}, warn: (message) => void problems.push(`warning: ${message}`), error: (message) => void problems.push(`error: ${message}`) };
     const executions = new ExecutionLog();
     const queue = new WakeupQueue();
     const workers = new Invocations(model, queue, problems);

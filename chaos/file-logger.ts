@@ -6,5 +6,5 @@ export function fileLogger(path: string): Logger {
   const write = (level: string) => (message: string, fields: Record<string, unknown> = {}) => {
     appendFileSync(path, `${JSON.stringify({ level, message, timestamp: new Date().toISOString(), ...fields })}\n`);
   };
-  return { info: write('INFO'), warn: write('WARN'), error: write('ERROR') };
+  return { debug: write('DEBUG'), info: write('INFO'), warn: write('WARN'), error: write('ERROR') };
 }

@@ -9,6 +9,36 @@ const flag = z
   .transform((v) => v === '1' || v === 'true');
 
 /**
+ * One origin as browsers send it in `Origin` (RFC 6454 §6.1): `scheme://host[:port]`, http or https, lower case, no
+ * default port, no path, no trailing slash — so it is compared with the header byte for byte.
+ */
+function originIssue(value: string): string | undefined {
+  if (value === '*') return '"*" is not accepted: list each origin exactly (scheme://host[:port])';
+  let origin: string;
+  try {
+    const url = new URL(value);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return `"${value}" is not an http or https origin`;
+    origin = url.origin;
+  } catch {
+    return `"${value}" is not an origin (scheme://host[:port])`;
+  }
+  return origin === value ? undefined : `"${value}" is not an exact origin: write it as "${origin}" (no path, no trailing slash, no default port, lower case)`;
+}
+
+/** A comma-separated list of exact origins (blanks around commas ignored), deduplicated; empty when unset. */
+const originList = z
+  .string()
+  .default('')
+  .transform((list, ctx) => {
+    const origins = [...new Set(list.split(',').map((o) => o.trim()).filter((o) => o !== ''))];
+    for (const origin of origins) {
+      const issue = originIssue(origin);
+      if (issue) ctx.addIssue({ code: 'custom', message: issue });
+    }
+    return Object.freeze(origins) as readonly string[];
+  });
+
+/**
  * The environment durable-ops reads, with defaults (README "Configuration" documents each). All durations are
  * in **seconds** unless the name says otherwise.
  */
@@ -88,6 +118,12 @@ export const ConfigSchema = z
     CAPACITY_RETRY_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(5),
     /** Optional JSON file with per-plan, per-task-type and per-route limits (README "Capacity"). */
     CAPACITY_CONFIG_FILE: z.string().min(1).optional(),
+    /**
+     * Origins whose pages may call the API from a browser (CORS, README "Calling the API from a browser"): exact
+     * `scheme://host[:port]` origins, comma-separated. The local server answers their preflights without a token; in AWS
+     * API Gateway does, from the `corsAllowedOrigins` stage parameter. @default none: no CORS headers, same-origin only
+     */
+    CORS_ALLOWED_ORIGINS: originList,
   })
   .transform((c) => ({ ...c, HEARTBEAT_SECONDS: c.HEARTBEAT_SECONDS ?? Math.max(1, Math.floor(c.LEASE_SECONDS / 3)) }))
   .refine((c) => c.LEASE_FENCE_MARGIN_SECONDS === undefined || c.LEASE_FENCE_MARGIN_SECONDS * 2 < c.LEASE_SECONDS, {

@@ -6,15 +6,22 @@
 // Configuration and runtime
 export { ConfigSchema, loadConfig, type Config } from './config.js';
 export { createRuntime, createRegistry, lazy, type Runtime, type RuntimeOverrides } from './runtime.js';
-export { createPowertoolsLogger, createProcessLogger, loggerOver, SERVICE_NAME, silentLogger, type Logger } from './logger.js';
+export { createPowertoolsLogger, createProcessLogger, loggerOver, SERVICE_NAME, serviceName, silentLogger, type Logger } from './logger.js';
 // An application's own task types and recovery modules, which `durable-ops/lambda` and `durable-ops/local` are built from
 export { appOverrides, type DurableOpsApp } from './app/durable-ops-app.js';
 
 // Logs and metrics (Powertools: JSON log lines, CloudWatch EMF metrics)
 export { MetricName, noopMetrics, type MetricDimensions, type OpsMetrics, type PublishingMetrics } from './observability/metrics.js';
-export { createPowertoolsMetrics, METRICS_NAMESPACE, PowertoolsMetrics } from './observability/powertools-metrics.js';
-export { createObservability, publishMetricsMiddleware, type Observability } from './observability/observability.js';
+export { createPowertoolsMetrics, METRICS_NAMESPACE, metricsNamespace, PowertoolsMetrics } from './observability/powertools-metrics.js';
+export { createObservability, logRedactedEventMiddleware, publishMetricsMiddleware, type Observability } from './observability/observability.js';
+export { REDACTED, redactEvent } from './observability/redact-event.js';
 export { recordLifecycle, type LifecycleEvent, type LifecycleEventName, type Telemetry } from './observability/lifecycle-events.js';
+
+// Tracing (OpenTelemetry: README "Tracing"); `createObservability` starts it from the environment unless given one
+export { startTracing, type Tracing } from './tracing/start-tracing.js';
+export { DEFAULT_SERVICE_NAME, tracingSettingsFromEnv, type TracingSettings } from './tracing/tracing-settings.js';
+export { flushTracesMiddleware } from './tracing/flush-traces-middleware.js';
+export type { TraceFileLine } from './tracing/file-span-exporter.js';
 
 // Errors
 export {
@@ -197,7 +204,7 @@ export { demoWaitTask, DemoWaitParamsSchema } from './tasks/demo-wait.js';
 
 // Handlers (the Lambda entry points build these)
 export { createApiHandler, type ApiHandler } from './http/api-handler.js';
-export { buildOpenApiDocument, openApiJson, type OpenApiDocument } from './http/openapi.js';
+export { buildOpenApiDocument, openApiJson, type DocumentAudience, type OpenApiDocument } from './http/openapi.js';
 export { createWorkerHandler, processWakeup, type WorkerDeps } from './worker/worker-handler.js';
 export { runClaimedOperation, type RunDeps, type RunOutcome } from './worker/run-claimed-operation.js';
 export { createSweeperHandler, sweepWith } from './sweeper/sweeper-handler.js';

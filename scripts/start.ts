@@ -1,14 +1,27 @@
 /**
  * `npm start`: the whole stack locally (docs/design.md §9). SQLite by default; DATABASE_URL=mysql://… for MariaDB;
  * SQS_QUEUE_URL (+ SQS_ENDPOINT) for an external queue. DEMO_TASKS and AI_TASKS default to 1 here; without
- * MODEL_LOCAL_URL the local model route is the deterministic stand-in. It first builds the operator console
- * (`dist/console`, served at /console); a failed console build is reported and the API starts anyway.
+ * MODEL_LOCAL_URL the local model route is the deterministic stand-in; spans go to .data/traces.jsonl (README "Tracing").
+ * It first builds the operator console (`dist/console`, served at /console); a failed console build is reported and the
+ * API starts anyway.
  */
+import { dirname, join } from 'node:path';
 import { loadConfig, type Config } from '../lib/config.js';
 import { startLocalStack } from '../lib/local/local-stack.js';
 import { isStandIn } from '../lib/local/local-models.js';
 import { describeError } from '../lib/logger.js';
 import { createObservability } from '../lib/observability/observability.js';
+import { startTracing } from '../lib/tracing/start-tracing.js';
+import { tracingSettingsFromEnv, type TracingSettings } from '../lib/tracing/tracing-settings.js';
+
+/**
+ * Where `npm start` writes its spans unless `DURABLE_OPS_TRACE_FILE` says otherwise: `traces.jsonl` in the local data
+ * directory — the SQLite database's (`.data/` by default), or `.data/` for a MariaDB or in-memory database.
+ */
+function localTraceFile(databaseUrl: string): string {
+  const file = /^(?:sqlite|file):(.+)$/.exec(databaseUrl)?.[1];
+  return join(file && file !== ':memory:' ? dirname(file) : '.data', 'traces.jsonl');
+}
 
 // The AWS SDK is pinned to exact releases that run on Node 20; its "newer releases will need Node 22" notice is noise.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -23,8 +36,15 @@ const config: Config = (() => {
     return failed(error);
   }
 })();
+const tracing: TracingSettings = (() => {
+  try {
+    return tracingSettingsFromEnv({ DURABLE_OPS_TRACE_FILE: localTraceFile(config.DATABASE_URL), ...process.env });
+  } catch (error) {
+    return failed(error);
+  }
+})();
 const consoleLine = await buildConsoleFor();
-const stack = await startLocalStack(config, createObservability()).catch(failed);
+const stack = await startLocalStack(config, createObservability(startTracing(tracing))).catch(failed);
 
 const { local, external } = stack.runtime.models;
 const modelRoutes = [
@@ -40,6 +60,8 @@ durable-ops local stack is listening on ${stack.url}
   tasks:    ${stack.runtime.registry.types().join(', ') || '(none)'}
   models:   ${modelRoutes}
   console:  ${stack.url}/console  ${consoleLine}
+  traces:   ${tracing.traceFile ? `${tracing.traceFile} (one span per JSON line; DURABLE_OPS_TRACE_FILE= turns it off)` : '(no trace file)'}${tracing.exporter === 'none' ? '' : `; also exported: ${tracing.exporter}`}
+  cors:     ${config.CORS_ALLOWED_ORIGINS.join(', ') || '(none: same-origin only; set CORS_ALLOWED_ORIGINS)'}
 
 Get a token and admit a demo operation:
   TOKEN=$(npm run --silent token -- alice)

@@ -9,6 +9,8 @@ import type { BreakerPermit } from './circuit-breaker.js';
 import type { ModelRouteName } from './model-provenance.js';
 import type { ModelRoute } from './model-routes.js';
 import { recordModelAttempt } from './record-model-attempt.js';
+import { SpanKind } from '@opentelemetry/api';
+import { inSpan, SpanAttr } from '../tracing/spans.js';
 
 /** One structured model request: chat messages, the zod schema the answer must satisfy, its name, a token cap. */
 export interface StructuredRequest<S extends z.ZodType> {
@@ -60,6 +62,23 @@ export interface ModelSessionOptions {
   readonly inferencesPerAttempt?: number;
 }
 
+/**
+ * Runs one model request inside a CLIENT span, `model call`, with the route (`local` | `external`) and the outcome:
+ * `ok`, or the `ModelCallError`'s bounded failure code (`timeout`, `server_error`, …). Never the prompt or the answer.
+ */
+function modelCallSpan<T>(route: ModelRouteName, call: () => Promise<T>): Promise<T> {
+  return inSpan('model call', { kind: SpanKind.CLIENT, attributes: { [SpanAttr.modelRoute]: route } }, async (span) => {
+    try {
+      const result = await call();
+      span.setAttribute(SpanAttr.outcome, 'ok');
+      return result;
+    } catch (error) {
+      if (error instanceof ModelCallError) span.setAttribute(SpanAttr.outcome, error.failure);
+      throw error;
+    }
+  });
+}
+
 /** Ms a request's own timeout keeps before the task timeout, so a hanging model is reported as a model `timeout`. */
 const TASK_TIMEOUT_MARGIN_MS = 50;
 
@@ -94,10 +113,12 @@ export function openModelSession(options: ModelSessionOptions): { session: Model
       const timeoutMs = Math.max(1, Math.min(options.requestTimeoutMs, options.taskTimeLeftMs() - TASK_TIMEOUT_MARGIN_MS));
       let answer: z.output<typeof request.schema>;
       try {
-        const result = await requestStructured(
-          route.provider,
-          { messages: request.messages, schema: request.schema, schemaName: request.schemaName, ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}) },
-          { signal: options.signal, timeoutMs },
+        const result = await modelCallSpan(route.name, () =>
+          requestStructured(
+            route.provider,
+            { messages: request.messages, schema: request.schema, schemaName: request.schemaName, ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}) },
+            { signal: options.signal, timeoutMs },
+          ),
         );
         answer = result.output as z.output<typeof request.schema>;
       } catch (error) {

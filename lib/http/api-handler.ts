@@ -5,8 +5,10 @@ import type { Observability } from '../observability/observability.js';
 import { OwnerScope } from '../operations/scopes.js';
 import { API_ROUTES } from './api-routes.js';
 import { ownerFromEvent, requireScope } from './auth.js';
+import { isCorsPreflight } from './cors.js';
 import { MethodNotAllowedError, RouteNotFoundError } from './http-errors.js';
 import { problemDetailsMiddleware } from './problem-details.js';
+import { httpServerSpanMiddleware, inRequestSpan } from '../tracing/http-server-span.js';
 import type { ApiDeps, ApiEvent, ApiResult, OperatorRoute, OwnerRoute } from './route-types.js';
 
 export type { ApiDeps, ApiEvent, ApiResult } from './route-types.js';
@@ -36,6 +38,19 @@ function routeMiss(path: string): never {
   const allowed = [...new Set(ROUTE_PATTERNS.filter((entry) => entry.pattern.test(path)).map((entry) => entry.route.method))];
   throw allowed.length > 0 ? new MethodNotAllowedError(allowed) : new RouteNotFoundError();
 }
+
+/**
+ * Answers a CORS preflight (`isCorsPreflight`) with **204**, no body, before any claim is asked for. In AWS none should
+ * arrive: API Gateway's CORS configuration answers every preflight itself (and no `OPTIONS` route is deployed); should
+ * one be routed here anyway, a 401 or 405 would break it, while a 204 lets API Gateway add its configured CORS headers
+ * (it ignores any a backend sends, so the Lambda sends none).
+ */
+const answerPreflights: MiddlewareObj<ApiEvent, ApiResult> = {
+  before: (request) => {
+    const method = request.event.requestContext?.http?.method ?? '';
+    return isCorsPreflight(method, request.event.headers ?? {}) ? { statusCode: 204 } : undefined;
+  },
+};
 
 /**
  * Refuses, before routing, any event that carries no verified `sub` claim, except a public route's: API Gateway should
@@ -74,7 +89,8 @@ function dispatch(route: OwnerRoute | OperatorRoute, deps: ApiDeps, event: ApiEv
  * Builds the API Lambda (owner API, docs/design.md §7, and the operator routes of §8) for API Gateway HTTP API payload 2.0
  * events: middy with `@middy/http-router` over {@link API_ROUTES}, a check that the JWT authorizer's `sub` claim is
  * present (on every route but the public OpenAPI document, which answers without dependencies or claims), the
- * operator-route gate (404 without the route's scope: `ops:read` or `ops:write`), and the problem-details middleware
+ * operator-route gate (404 without the route's scope: `ops:read` or `ops:write`), a 204 for a CORS preflight that
+ * reaches it (no claims asked; API Gateway answers those itself, see `answerPreflights`), and the problem-details middleware
  * that turns every error into RFC 9457 `application/problem+json` — including 401 (no claims), 404 (no such path, or an
  * operator path without the scope) and 405 (path exists, method does not; with `Allow`).
  *
@@ -82,6 +98,7 @@ function dispatch(route: OwnerRoute | OperatorRoute, deps: ApiDeps, event: ApiEv
  * @param deps the dependencies, or a function resolving them on first use (a Lambda cold start builds them on the
  * first invocation, not at import; memoise it, e.g. with `lazy` from `lib/runtime.ts`). Until they resolve, 500s are
  * logged with the observability's logger (or a process logger).
+ * Every request is a SERVER span (`httpServerSpanMiddleware`), continuing a valid incoming `traceparent`.
  * @param observability when given, its middlewares come first: Lambda context on every log line, the invocation's
  * metrics published when it ends. @default none (tests)
  */
@@ -91,16 +108,21 @@ export function createApiHandler(deps: ApiDeps | (() => Promise<ApiDeps>), obser
   const routes = API_ROUTES.map((route) => ({
     method: route.method,
     path: route.path,
-    handler: async (event: ApiEvent): Promise<ApiResult> => {
-      // A public route needs neither the dependencies (no database connection on a cold start) nor claims.
-      if (route.access === 'public') return route.handle(event);
-      const runtime = await resolve();
-      logger = runtime.logger;
-      return dispatch(route, runtime, event);
-    },
+    handler: (event: ApiEvent): Promise<ApiResult> =>
+      inRequestSpan(event, route, async () => {
+        // A public route needs neither the dependencies (no database connection on a cold start) nor claims.
+        if (route.access === 'public') return route.handle(event);
+        const runtime = await resolve();
+        logger = runtime.logger;
+        return dispatch(route, runtime, event);
+      }),
   }));
+  // The preflight answer comes first: middy skips every `after` of a chain that a `before` answers early, so nothing
+  // a later middleware opens (log context, metrics, the SERVER span) may be left open by it.
   return middy<ApiEvent, ApiResult>()
+    .use(answerPreflights)
     .use([...(observability?.middlewares ?? [])])
+    .use(httpServerSpanMiddleware())
     .use(problemDetailsMiddleware({ logger: () => logger }))
     .use(requireVerifiedSubject)
     .use(hideOperatorRoutes)

@@ -56,6 +56,7 @@ export const JOB_ROUTES: readonly OwnerRoute[] = [
       operationId: 'getJob',
       tag: 'jobs',
       summary: 'Read a job',
+      description: 'The job as it was created: title, company and description.',
       pathParams: jobIdParam,
       success: { 200: { description: 'The job.', schema: JobDtoSchema } },
       problems: { 404: 'No such job for this owner (`job_not_found`).' },

@@ -12,6 +12,7 @@ import {
   ListOperationsQuerySchema,
 } from '../operations/owner/owner-reads.js';
 import { ADMISSION_DESCRIPTION, ADMISSION_PROBLEMS, admissionResponse } from './admission-response.js';
+import { conditionalGetResponse } from './conditional-get.js';
 import { parseJsonObjectBody } from './json-body.js';
 import { jsonResponse } from './json-response.js';
 import { NotificationPageDtoSchema, OperationPageDtoSchema } from './page-dto.js';
@@ -31,7 +32,8 @@ const operationIdParam = z.strictObject({
  *   when capacity is full. Not entitled: 403; a capacity limit full (`capacity_exhausted`) or the owner's admission
  *   rate bucket empty (`rate_limited`): 429 + `Retry-After` (docs/design.md §4).
  * - `GET /api/operations?status=&taskType=&limit=&cursor=` — 200 `{items, nextCursor}`, newest first.
- * - `GET /api/operations/{id}` — 200 the operation.
+ * - `GET /api/operations/{id}` — 200 the operation, with a strong `ETag` (`lib/http/conditional-get.ts`) and
+ *   `Cache-Control: private, no-cache`; **304** with no body when `If-None-Match` matches it (RFC 9110 §13.1.2).
  * - `POST /api/operations/{id}/cancel` — 200 the operation (`cancelled`, or `running` with `cancelRequested`).
  * - `POST /api/operations/{id}/retry` — 202 the operation (`queued` again); 403 / 429 as admission.
  * - `GET /api/notifications?limit=&cursor=` — 200 `{items, nextCursor}`, the owner's terminal notifications.
@@ -97,12 +99,18 @@ export const OPERATION_ROUTES: readonly OwnerRoute[] = [
       operationId: 'getOperation',
       tag: 'operations',
       summary: 'Read an operation',
+      description:
+        'Its status, progress, attempts and, once failed, its failure code: poll this `statusUrl` until a terminal status. ' +
+        'Send the `ETag` of the last answer back as `If-None-Match`: while the operation has not changed, the answer is `304` with no body.',
       pathParams: operationIdParam,
-      success: { 200: { description: 'The operation.', schema: OperationDtoSchema } },
+      conditional: true,
+      success: { 200: { description: 'The operation, with the `ETag` of its current version.', schema: OperationDtoSchema, headers: { etag: true } } },
       problems: { 404: 'No such operation for this owner (another owner’s is a 404 too, never a 403).' },
     },
     async handle(scope, _deps, event) {
-      return jsonResponse(200, OperationDtoSchema, toOperationDto(await getOperation(scope, event.pathParameters?.id)));
+      // The read is owner-scoped first: another owner's id is a 404 whatever If-None-Match says, never a 304.
+      const operation = await getOperation(scope, event.pathParameters?.id);
+      return conditionalGetResponse(event, jsonResponse(200, OperationDtoSchema, toOperationDto(operation)));
     },
   },
   {
@@ -130,6 +138,9 @@ export const OPERATION_ROUTES: readonly OwnerRoute[] = [
       operationId: 'retryOperation',
       tag: 'operations',
       summary: 'Retry a failed or cancelled operation',
+      description:
+        'Puts a `failed` or `cancelled` operation back to `queued` with a fresh attempt budget, within the owner’s manual-retry ' +
+        'budget, entitlement and capacity (checked as at admission).',
       pathParams: operationIdParam,
       success: { 202: { description: 'The operation, `queued` again.', schema: OperationDtoSchema } },
       problems: {

@@ -19,6 +19,7 @@ export const SETTINGS_ROUTES: readonly OwnerRoute[] = [
       operationId: 'getSettings',
       tag: 'settings',
       summary: 'Read the owner’s settings',
+      description: 'The plan (an entitlement), whether AI work is enabled and the privacy mode; an owner who never changed them gets the defaults.',
       success: { 200: { description: 'The settings (defaults for an owner who never changed them).', schema: OwnerSettingsDtoSchema } },
       problems: {},
     },

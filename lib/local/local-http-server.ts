@@ -9,6 +9,7 @@ import type { Context } from 'aws-lambda';
 import { UnauthorizedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isPublicRequest } from '../http/api-handler.js';
+import { corsPreflightResponse, isCorsPreflight, withCorsHeaders } from '../http/cors.js';
 import { ContentTooLargeError, MethodNotAllowedError, RouteNotFoundError } from '../http/http-errors.js';
 import { problemResponse } from '../http/problem-details.js';
 import type { ApiEvent, ApiResult } from '../http/route-types.js';
@@ -40,6 +41,12 @@ export interface LocalHttpServerOptions {
    * @default the repository's `dist/console`
    */
   readonly consoleDir?: string;
+  /**
+   * Origins whose pages may call `/api` from a browser (`CORS_ALLOWED_ORIGINS`, `lib/http/cors.ts`): their preflights
+   * are answered 204 without a token, and every `/api` answer to them carries `Access-Control-Allow-Origin`.
+   * @default none: no CORS headers at all (same-origin only)
+   */
+  readonly corsAllowedOrigins?: readonly string[];
 }
 
 /** A running local HTTP server. */
@@ -192,6 +199,11 @@ function writeResult(response: ServerResponse, result: ApiResult, closeConnectio
   response.end(result.body === undefined ? undefined : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
 }
 
+/** `/api` itself or anything below it: the paths API Gateway fronts in AWS. */
+function isApiPath(path: string): boolean {
+  return path === '/api' || path.startsWith('/api/');
+}
+
 async function invoke(request: IncomingMessage, options: LocalHttpServerOptions): Promise<ApiResult> {
   const target = request.url ?? '/';
   const path = target.split('?')[0] ?? '/';
@@ -200,7 +212,10 @@ async function invoke(request: IncomingMessage, options: LocalHttpServerOptions)
     return { statusCode: 200, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, body };
   }
   if (isConsolePath(path)) return serveConsole(request.method ?? 'GET', path, options.consoleDir ?? DEFAULT_CONSOLE_DIR);
-  if (path !== '/api' && !path.startsWith('/api/')) throw new RouteNotFoundError();
+  if (!isApiPath(path)) throw new RouteNotFoundError();
+  // As API Gateway's CORS configuration does: every preflight is answered here, before the authorizer, never by the handler.
+  const cors = options.corsAllowedOrigins ?? [];
+  if (cors.length > 0 && isCorsPreflight(request.method ?? '', request.headers)) return corsPreflightResponse(cors, request.headers);
   // As API Gateway does for a route deployed without the authorizer: no token asked, none verified, no claims passed.
   const claims = isPublicRequest(request.method ?? 'GET', path) ? undefined : await authorize(request.headers.authorization, options.devJwtSecret);
   const body = await readBody(request, LOCAL_MAX_BODY_BYTES);
@@ -226,7 +241,9 @@ async function invoke(request: IncomingMessage, options: LocalHttpServerOptions)
  * it is missing or invalid — never calling the handler, as the JWT authorizer would; public routes (the OpenAPI
  * document, `GET /api/openapi.json`) pass without a token and without claims, as API Gateway deploys them — caps bodies at
  * {@link LOCAL_MAX_BODY_BYTES} (**413**), turns the request into a payload 2.0 event carrying the verified claims,
- * calls `handler`, and writes its status, headers and body back. `GET /` answers a plain-text hint on getting a
+ * calls `handler`, and writes its status, headers and body back. With `corsAllowedOrigins`, it also plays API Gateway's
+ * CORS configuration (`lib/http/cors.ts`): a preflight to `/api/*` is answered 204 without a token (CORS headers only for
+ * a listed origin), and `/api` answers to a listed origin carry `Access-Control-Allow-Origin`. `GET /` answers a plain-text hint on getting a
  * token; `GET /console` and `/console/*` serve the built operator console from `consoleDir` (`index.html` for its client
  * routes; a plain-text 404 when it is not built; no token needed — the page asks for one and calls `/api` with it);
  * other paths outside `/api` answer 404.
@@ -235,9 +252,13 @@ async function invoke(request: IncomingMessage, options: LocalHttpServerOptions)
 export async function startLocalHttpServer(options: LocalHttpServerOptions): Promise<LocalHttpServer> {
   const server = createServer((request, response) => {
     const started = Date.now();
+    // Every `/api` answer — the handler's, and the 401/413 the server gives itself — carries the CORS headers, as
+    // API Gateway adds them to its own and the integration's responses.
+    const cors = (result: ApiResult): ApiResult =>
+      isApiPath((request.url ?? '/').split('?')[0] ?? '/') ? withCorsHeaders(result, options.corsAllowedOrigins ?? [], request.headers) : result;
     invoke(request, options)
-      .then((result) => writeResult(response, result))
-      .catch((error: unknown) => writeResult(response, problemResponse(error, options.logger), error instanceof ContentTooLargeError))
+      .then((result) => writeResult(response, cors(result)))
+      .catch((error: unknown) => writeResult(response, cors(problemResponse(error, options.logger)), error instanceof ContentTooLargeError))
       .catch((error: unknown) => response.destroy(error instanceof Error ? error : undefined))
       .finally(() => {
         options.logger.info('local api request', {

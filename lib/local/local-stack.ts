@@ -40,7 +40,8 @@ export type LocalStackOptions = Pick<RuntimeOverrides, 'registry' | 'recoveryMod
  * fauxqs, which then also serves `RESULTS_BUCKET`/`S3_ENDPOINT` and `SQS_DLQ_URL` — the operator API's redrive —
  * unless `SQS_QUEUE_URL` points at a real or emulated queue; then results and the DLQ follow the configuration), the
  * same API, worker and sweeper handlers as the Lambdas —
- * the API behind a local HTTP server that verifies dev JWTs as the API Gateway JWT authorizer would, the worker fed
+ * the API behind a local HTTP server that verifies dev JWTs as the API Gateway JWT authorizer would (and answers CORS
+ * for `CORS_ALLOWED_ORIGINS` as API Gateway's CORS configuration would), the worker fed
  * by an SQS poller honouring partial batch responses — with serverless.yml's execution model, one message per
  * invocation and at most 10 invocations at once (`SQS_POLLER_DEFAULTS`) — the sweeper on a `SWEEP_INTERVAL_SECONDS`
  * timer. With `AI_TASKS=1` it also serves the Lambda Invoke API and, unless `MODEL_LOCAL_URL` is set, a deterministic stand-in
@@ -82,7 +83,13 @@ export async function startLocalStack(config: Config, observability: Observabili
 
   const client = queue?.client ?? createSqsClient({ region: config.AWS_REGION, ...(endpoint ? { endpoint } : {}) });
   const poller = startSqsPoller({ client, queueUrl, handler: createWorkerHandler(runtime, observability), functionTimeoutMs: WORKER_TIMEOUT_MS, logger });
-  const server = await startLocalHttpServer({ port: config.PORT, handler: createApiHandler(runtime, observability), devJwtSecret: config.DEV_JWT_SECRET, logger });
+  const server = await startLocalHttpServer({
+    port: config.PORT,
+    handler: createApiHandler(runtime, observability),
+    devJwtSecret: config.DEV_JWT_SECRET,
+    logger,
+    corsAllowedOrigins: config.CORS_ALLOWED_ORIGINS,
+  });
 
   let sweeping: Promise<unknown> = Promise.resolve();
   const runSweep = () => {

@@ -1,19 +1,30 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { MetricsOptions } from '@aws-lambda-powertools/metrics/types';
-import { SERVICE_NAME } from '../logger.js';
+import { serviceName } from '../logger.js';
 import { assertCountValue, type MetricDimensions, type MetricName, type PublishingMetrics } from './metrics.js';
 
-/** The CloudWatch namespace of every durable-ops metric. */
+/** The default CloudWatch namespace of every durable-ops metric, when `POWERTOOLS_METRICS_NAMESPACE` is unset or blank. */
 export const METRICS_NAMESPACE = 'DurableOps';
 
 /**
- * Creates the Powertools `Metrics` instance behind {@link PowertoolsMetrics}: namespace {@link METRICS_NAMESPACE},
- * service `durable-ops` (Powertools adds it as the `service` dimension). Reads `POWERTOOLS_METRICS_DISABLED` /
- * `POWERTOOLS_DEV` when called: either one set to true disables output (Powertools v2 Metrics, "Environment variables").
+ * The CloudWatch namespace in effect: `POWERTOOLS_METRICS_NAMESPACE` (trimmed) when set and not blank, else
+ * {@link METRICS_NAMESPACE}. Powertools alone would fall back to `default_namespace` with a warning, so durable-ops
+ * resolves it itself.
+ * @param env where to read it. @default process.env
+ */
+export function metricsNamespace(env: NodeJS.ProcessEnv = process.env): string {
+  return env.POWERTOOLS_METRICS_NAMESPACE?.trim() || METRICS_NAMESPACE;
+}
+
+/**
+ * Creates the Powertools `Metrics` instance behind {@link PowertoolsMetrics}: namespace {@link metricsNamespace}, service
+ * `serviceName()` (`POWERTOOLS_SERVICE_NAME`, default `durable-ops`; Powertools adds it as the `service` dimension).
+ * Reads the environment when called, never at import — also `POWERTOOLS_METRICS_DISABLED` / `POWERTOOLS_DEV`: either one
+ * set to true disables output, `POWERTOOLS_METRICS_DISABLED` winning (Powertools v2 Metrics, "Environment variables").
  * @param logger where Powertools sends its own warnings. @default stdout via its console
  */
 export function createPowertoolsMetrics(logger?: MetricsOptions['logger']): Metrics {
-  return new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME, ...(logger ? { logger } : {}) });
+  return new Metrics({ namespace: metricsNamespace(), serviceName: serviceName(), ...(logger ? { logger } : {}) });
 }
 
 /**

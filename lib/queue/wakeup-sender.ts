@@ -1,4 +1,7 @@
 import { SendMessageBatchCommand, SQSClient, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
+import { SpanKind } from '@opentelemetry/api';
+import { inSpan, SpanAttr } from '../tracing/spans.js';
+import { traceContextAttributes } from '../tracing/sqs-trace-context.js';
 import { parseWakeupMessage, type WakeupMessage } from './wakeup-message.js';
 
 /**
@@ -46,7 +49,9 @@ export interface SqsWakeupSenderDeps {
 /**
  * A {@link WakeupSender} backed by SQS: `SendMessageBatch` in chunks of 10 (the SQS limit), chunks in
  * parallel. Each body is checked with the consumer's own parser before it leaves, so a worker never
- * receives a hint it would refuse.
+ * receives a hint it would refuse. Each `send` is one PRODUCER span, `wakeup publish` (reasons, message count, the
+ * operation a single message names), whose W3C trace context every message carries as its `traceparent` /
+ * `tracestate` message attributes (`traceContextAttributes`): the worker's span for the message is its child.
  */
 export class SqsWakeupSender implements WakeupSender {
   readonly #client: SQSClient;
@@ -68,17 +73,32 @@ export class SqsWakeupSender implements WakeupSender {
       parseWakeupMessage(body);
       return body;
     });
-    const chunks: SendMessageBatchRequestEntry[][] = [];
-    for (let start = 0; start < bodies.length; start += SQS_MAX_BATCH_ENTRIES) {
-      chunks.push(
-        bodies.slice(start, start + SQS_MAX_BATCH_ENTRIES).map((body, index) => ({
-          Id: String(index),
-          MessageBody: body,
-          DelaySeconds: delaySeconds,
-        })),
-      );
-    }
-    await Promise.all(chunks.map((entries) => this.#sendChunk(entries)));
+    if (bodies.length === 0) return;
+    const reasons = [...new Set(messages.map((message) => message.reason))];
+    const named = messages.length === 1 ? messages[0]?.operationId : undefined;
+    const attributes = {
+      [SpanAttr.messagingSystem]: 'aws_sqs',
+      [SpanAttr.messagingOperationType]: 'send',
+      [SpanAttr.messagingBatchCount]: bodies.length,
+      [SpanAttr.wakeupReason]: reasons.join(','),
+      ...(named ? { [SpanAttr.wakeupOperationId]: named } : {}),
+    };
+    await inSpan('wakeup publish', { kind: SpanKind.PRODUCER, attributes }, async () => {
+      // The publish span's own context, so each worker's consumer span is its child (README "Tracing").
+      const messageAttributes = traceContextAttributes();
+      const chunks: SendMessageBatchRequestEntry[][] = [];
+      for (let start = 0; start < bodies.length; start += SQS_MAX_BATCH_ENTRIES) {
+        chunks.push(
+          bodies.slice(start, start + SQS_MAX_BATCH_ENTRIES).map((body, index) => ({
+            Id: String(index),
+            MessageBody: body,
+            DelaySeconds: delaySeconds,
+            ...(Object.keys(messageAttributes).length > 0 ? { MessageAttributes: messageAttributes } : {}),
+          })),
+        );
+      }
+      await Promise.all(chunks.map((entries) => this.#sendChunk(entries)));
+    });
   }
 
   async #sendChunk(entries: SendMessageBatchRequestEntry[]): Promise<void> {

@@ -8,6 +8,7 @@ import { expireLeasesBatch, failPastDeadlineBatch, purgeBatch, reclaimCapacityBa
 import type { SweepCounts } from './sweep-counts.js';
 import { startSweepReport } from './sweep-report.js';
 import { recordSweeperRun } from './sweeper-runs.js';
+import { inSpan } from '../tracing/spans.js';
 
 /** What a sweeper run needs. */
 export interface SweepDeps {
@@ -36,12 +37,29 @@ export type { SweepCounts } from './sweep-counts.js';
  * stops at the batch, and locks only the rows it returns (docs/design.md §6).
  *
  * It logs one line per operation it expired or failed (at most `SWEEP_LOG_LIMIT` per run), then a `sweep finished`
- * summary with the counts, and counts the `Sweep*` metrics (see `startSweepReport`). Last, it records the run in
+ * summary with the counts, and counts the `Sweep*` metrics (see `startSweepReport`); at `DEBUG` it also logs one
+ * `sweep pass finished` line per pass (`pass`, `batches`, `rows`, `durationMs`). Last, it records the run in
  * `sweeper_runs` (start, end, counts) and trims records older than 7 days (`recordSweeperRun`; a failure there is only
- * logged).
+ * logged). The run is one `sweep` span with the counts (`durable_ops.sweep.*`), its re-sent wake-ups its children.
  * @throws the first database error (the batch it hit rolled back; earlier batches stay committed).
  */
 export async function runSweepOnce(deps: SweepDeps): Promise<SweepCounts> {
+  return inSpan('sweep', {}, async (span) => {
+    const counts = await sweepOnce(deps);
+    span.setAttributes(sweepSpanAttributes(counts));
+    return counts;
+  });
+}
+
+/**
+ * The `sweep` span's attributes: each count as `durable_ops.sweep.<count in snake case>`, e.g.
+ * `durable_ops.sweep.wakeups_sent`. The run's re-sent wake-ups are the span's `wakeup publish` children.
+ */
+function sweepSpanAttributes(counts: SweepCounts): Record<string, number | boolean> {
+  return Object.fromEntries(Object.entries(counts).map(([name, value]) => [`durable_ops.sweep.${name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`, value]));
+}
+
+async function sweepOnce(deps: SweepDeps): Promise<SweepCounts> {
   const started = Date.now();
   const report = startSweepReport(deps);
   const counts: SweepCounts = {
@@ -59,11 +77,21 @@ export async function runSweepOnce(deps: SweepDeps): Promise<SweepCounts> {
     counts.budgetExhausted = true;
     return false;
   };
-  const drain = async (batch: () => Promise<number>) => {
-    while (withinBudget()) if ((await batch()) < deps.batchSize) return;
+  /** Runs `batch` until a short batch or the budget; at DEBUG, one line per pass: batches, rows taken, duration (ms). */
+  const drain = async (pass: string, batch: () => Promise<number>) => {
+    const passStarted = Date.now();
+    let batches = 0;
+    let rows = 0;
+    while (withinBudget()) {
+      const taken = await batch();
+      batches++;
+      rows += taken;
+      if (taken < deps.batchSize) break;
+    }
+    deps.logger.debug('sweep pass finished', { pass, batches, rows, durationMs: Date.now() - passStarted });
   };
 
-  await drain(async () => {
+  await drain('expire_leases', async () => {
     const r = await expireLeasesBatch(deps.store, deps.batchSize);
     counts.leasesRetried += r.retried.length;
     counts.leasesFailed += r.failed.length;
@@ -75,13 +103,13 @@ export async function runSweepOnce(deps: SweepDeps): Promise<SweepCounts> {
     ]);
     return r.scanned;
   });
-  await drain(async () => {
+  await drain('fail_past_deadline', async () => {
     const ids = await failPastDeadlineBatch(deps.store, deps.batchSize);
     counts.deadlinesFailed += ids.length;
     report.transitions(ids.map((operationId) => ({ event: 'deadline_exceeded', operationId }) as const));
     return ids.length;
   });
-  await drain(async () => {
+  await drain('resend_wakeups', async () => {
     const ids = await takeDueWakeupsBatch(deps.store, deps.batchSize, deps.policy.wakeupResendMs);
     if (ids.length > 0) {
       try {
@@ -93,12 +121,12 @@ export async function runSweepOnce(deps: SweepDeps): Promise<SweepCounts> {
     }
     return ids.length;
   });
-  await drain(async () => {
+  await drain('purge', async () => {
     const n = await purgeBatch(deps.store, deps.policy.retentionMs, deps.batchSize);
     counts.purged += n;
     return n;
   });
-  await drain(async () => {
+  await drain('reclaim_capacity', async () => {
     const r = await reclaimCapacityBatch(deps.store, deps.batchSize);
     counts.capacityReclaimed += r.freed;
     return r.holders;

@@ -20,6 +20,7 @@ import { externalAllowed } from '../ai/route-permits.js';
 import { ModelCallError } from '../models/model-errors.js';
 import type { TaskRegistry } from '../tasks/task-registry.js';
 import { parseOrThrow } from '../validation/parse-or-throw.js';
+import { inSpan, SpanAttr } from '../tracing/spans.js';
 import { attemptEvent, type AttemptEnd } from './attempt-end.js';
 import { classifyFailure, endFailedAttempt } from './attempt-end-step.js';
 import { startHeartbeats } from './heartbeat-loop.js';
@@ -74,7 +75,8 @@ type AbortCause = 'cancel' | 'lease_lost' | 'fenced' | 'timeout';
  * attempt is left; invalid output ends as `invalid_model_output`, a refused request as `model_rejected`.
  *
  * How the attempt ended is recorded once, after its write committed (`attemptEvent`: one log line with the operation
- * id, its metric with the task type).
+ * id, its metric with the task type). The attempt is one `attempt` span (operation id, task type, attempt number, outcome); the write that ends it is its
+ * `completion` child and each model request a `model call` child (README "Tracing").
  * @param remainingMs the invocation's remaining time in ms (Lambda `context.getRemainingTimeInMillis`).
  * @param modelPermit the breaker permit the claimer took for the run's model route. @default a plain permit
  * @param claimSentAt `performance.now()` just before the claim was sent: the self-fence counts the lease from it.
@@ -108,16 +110,37 @@ export async function runClaimedAttempt(
   claimSentAt: number = performance.now(),
   claimedJustNow = false,
 ): Promise<AttemptEnd> {
-  const started = performance.now();
-  let end: AttemptEnd;
-  try {
-    end = await runAttempt(owner, claim, deps, remainingMs, modelPermit, claimSentAt, claimedJustNow ? claim.afterClaim : undefined);
-  } catch (error) {
-    if (!(error instanceof LeaseLostError)) throw error;
-    end = { outcome: 'lease_lost' };
-  }
-  recordLifecycle(deps, attemptEvent(claim, end, Math.round(performance.now() - started)));
-  return end;
+  const attributes = { [SpanAttr.operationId]: claim.operationId, [SpanAttr.taskType]: claim.taskType, [SpanAttr.attempt]: claim.attempt };
+  return inSpan('attempt', { attributes }, async (span) => {
+    const started = performance.now();
+    let end: AttemptEnd;
+    try {
+      end = await runAttempt(owner, claim, deps, remainingMs, modelPermit, claimSentAt, claimedJustNow ? claim.afterClaim : undefined);
+    } catch (error) {
+      if (!(error instanceof LeaseLostError)) throw error;
+      end = { outcome: 'lease_lost' };
+    }
+    span.setAttribute(SpanAttr.outcome, end.outcome);
+    recordLifecycle(deps, attemptEvent(claim, end, Math.round(performance.now() - started)));
+    return end;
+  });
+}
+
+/** Runs the write that ends an attempt (its outcome under the lease) inside a `completion` span naming the outcome. */
+function completion(write: () => Promise<AttemptEnd>): Promise<AttemptEnd> {
+  return inSpan('completion', {}, async (span) => {
+    const end = await write();
+    span.setAttribute(SpanAttr.outcome, end.outcome);
+    return end;
+  });
+}
+
+/** {@link completion} of an acknowledged cancel. */
+function cancelled(owner: OwnerScope, claim: ClaimedOperation): Promise<AttemptEnd> {
+  return completion(async () => {
+    await acknowledgeCancel(owner, claim);
+    return { outcome: 'cancelled' };
+  });
 }
 
 async function runAttempt(
@@ -131,15 +154,12 @@ async function runAttempt(
 ): Promise<AttemptEnd> {
   const task = deps.registry.get(claim.taskType);
   const policy = taskPolicy(task, deps.policy);
-  const failed = (kind: FailureKind, message: string) => endFailedAttempt(owner, claim, deps, { kind, message }, policy.retry);
+  const failed = (kind: FailureKind, message: string) => completion(() => endFailedAttempt(owner, claim, deps, { kind, message }, policy.retry));
   // Cancellation is rechecked before the run with one read (no heartbeat write: the claim has just set the lease) —
   // or from the claim's own read after its commit (`afterClaim`); a cancel requested after this is seen at the next
   // heartbeat, as during any run.
   if (seen && !seen.leaseHeld) throw new LeaseLostError(claim.operationId);
-  if (seen ? seen.cancelRequested : await cancelRequestedUnderLease(owner, claim)) {
-    await acknowledgeCancel(owner, claim);
-    return { outcome: 'cancelled' };
-  }
+  if (seen ? seen.cancelRequested : await cancelRequestedUnderLease(owner, claim)) return await cancelled(owner, claim);
   // Entitlement and privacy are rechecked live before every run and fail closed (docs/design.md §4, §5). A task type with
   // neither an entitlement nor a model reads no settings.
   let privacyMode = claim.privacyMode;
@@ -209,7 +229,7 @@ async function runAttempt(
   };
   let failure: unknown;
   let succeeded = false;
-  let completion: TaskCompletion | undefined;
+  let returned: TaskCompletion | undefined;
   let settled = false;
   // Race the handler against its signal: a handler that ignores the abort cannot hold the lease past its timeout
   // or a cancel for long. After an abort it gets a bounded grace (still heartbeating, so its execution slot is not
@@ -219,9 +239,9 @@ async function runAttempt(
   const running = Promise.resolve()
     .then(() => task.run(context))
     .then(
-      (returned) => {
+      (value) => {
         succeeded = true;
-        if (returned) completion = returned;
+        if (value) returned = value;
       },
       (error: unknown) => {
         failure = error;
@@ -244,15 +264,14 @@ async function runAttempt(
 
   // Lost or fenced: another party may own the operation now; this attempt writes nothing more.
   if (cause === 'lease_lost' || cause === 'fenced') return { outcome: 'lease_lost' };
-  if (cause === 'cancel') {
-    await acknowledgeCancel(owner, claim);
-    return { outcome: 'cancelled' };
-  }
+  if (cause === 'cancel') return cancelled(owner, claim);
   if (succeeded && cause === undefined) {
-    const done = await completeOperation(owner, claim, completion);
-    return { outcome: 'succeeded', ownerHasDueWork: done.ownerHasDueWork };
+    return completion(async () => {
+      const done = await completeOperation(owner, claim, returned);
+      return { outcome: 'succeeded', ownerHasDueWork: done.ownerHasDueWork };
+    });
   }
   const verdict = cause === 'timeout' ? { kind: 'timeout' as const, message: `timed out after ${timeoutMs} ms` } : classifyFailure(failure);
   const localRouteFailed = route?.name === 'local' && (verdict.kind === 'timeout' || (verdict.kind === 'retryable' && failure instanceof ModelCallError));
-  return endFailedAttempt(owner, claim, deps, verdict, policy.retry, localRouteFailed && externalAllowed(task, privacyMode, deps.models));
+  return completion(() => endFailedAttempt(owner, claim, deps, verdict, policy.retry, localRouteFailed && externalAllowed(task, privacyMode, deps.models)));
 }

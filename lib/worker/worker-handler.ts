@@ -14,6 +14,9 @@ import { parseWakeupMessage, type WakeupMessage } from '../queue/wakeup-message.
 import type { AttemptEnd } from './attempt-end.js';
 import { runClaimedAttempt, type RunDeps, type RunOutcome } from './run-claimed-operation.js';
 import { hasDueOperation } from '../operations/store/operation.repository.js';
+import { SpanKind, trace } from '@opentelemetry/api';
+import { inSpan, SpanAttr, type InSpanOptions } from '../tracing/spans.js';
+import { traceContextOfRecord } from '../tracing/sqs-trace-context.js';
 
 /** Delay of the hint a failed claim sends in place of its spent message, in **seconds** (SQS `DelaySeconds`). */
 export const CLAIM_FAILED_RESEND_SECONDS = 5;
@@ -50,7 +53,7 @@ export async function processWakeup(deps: WorkerDeps, remainingMs: () => number,
   let claim: ClaimedOperation | null;
   const claimSentAt = performance.now();
   try {
-    claim = await claimNextOperation(worker, deps, claimableRoutes(permits));
+    claim = await claimSpan(() => claimNextOperation(worker, deps, claimableRoutes(permits)));
   } catch (error) {
     releaseRoutePermits(deps.models, permits);
     // This message is spent (it comes back only after the visibility timeout): a new hint, so the work it may have
@@ -62,7 +65,10 @@ export async function processWakeup(deps: WorkerDeps, remainingMs: () => number,
   }
   const route = claim && deps.registry.get(claim.taskType).model ? (claim.claimedFrom === 'waiting_for_external_fallback' ? 'external' : 'local') : undefined;
   releaseRoutePermits(deps.models, permits, route);
-  if (!claim) return 'idle';
+  if (!claim) {
+    deps.logger.debug('wake-up found nothing claimable; message consumed', { reason: message?.reason, hintOperationId: message?.operationId });
+    return 'idle';
+  }
   recordLifecycle(deps, { event: 'operation_claimed', operationId: claim.operationId, taskType: claim.taskType, attempt: claim.attempt, ...(route ? { route } : {}) });
   const permit = (route && permits[route]) || undefined;
   let end: AttemptEnd;
@@ -83,6 +89,25 @@ export async function processWakeup(deps: WorkerDeps, remainingMs: () => number,
 }
 
 /**
+ * Runs a claim inside a `claim` span, which names what it claimed (operation id, task type, attempt) — on the
+ * wake-up's span too, since the claimed operation may not be the one the message names — or `durable_ops.outcome: idle`.
+ */
+async function claimSpan(claim: () => Promise<ClaimedOperation | null>): Promise<ClaimedOperation | null> {
+  const wakeupSpan = trace.getActiveSpan();
+  return inSpan('claim', {}, async (span) => {
+    const claimed = await claim();
+    if (!claimed) {
+      span.setAttribute(SpanAttr.outcome, 'idle');
+      return claimed;
+    }
+    const attributes = { [SpanAttr.operationId]: claimed.operationId, [SpanAttr.taskType]: claimed.taskType, [SpanAttr.attempt]: claimed.attempt };
+    span.setAttributes(attributes);
+    wakeupSpan?.setAttributes(attributes);
+    return claimed;
+  });
+}
+
+/**
  * Whether the claim's owner has a due operation of its task type: what the completion saw, when it looked (MariaDB's
  * `complete_operations_v2` answers it in the same round trip), else one probe (`hasDueOperation`). Best effort: the
  * run's outcome is already written, so a failed probe (the database unreachable) is logged and answered true — one
@@ -99,9 +124,22 @@ async function ownerHasDueWork(deps: WorkerDeps, claim: ClaimedOperation, end: A
 }
 
 /**
+ * The CONSUMER span of one SQS record, `wakeup process`: the child of the `wakeup publish` span whose context the record
+ * carries in its `traceparent` message attribute (a trace's root when it carries none).
+ */
+function consumerSpanOptions(record: SQSRecord): InSpanOptions {
+  return {
+    kind: SpanKind.CONSUMER,
+    parent: traceContextOfRecord(record),
+    attributes: { [SpanAttr.messagingSystem]: 'aws_sqs', [SpanAttr.messagingOperationType]: 'process' },
+  };
+}
+
+/**
  * The SQS-triggered worker Lambda (docs/design.md §5): each record of the batch is parsed (zod) and handled concurrently;
  * a record whose handling threw (already logged here, so the middleware logs nothing) is reported in `batchItemFailures` (partial batch response; the event source mapping
- * needs `ReportBatchItemFailures`), so only it is redelivered — and after `maxReceiveCount`, dead-lettered.
+ * needs `ReportBatchItemFailures`), so only it is redelivered — and after `maxReceiveCount`, dead-lettered. Each record is
+ * handled inside its CONSUMER span (`consumerSpanOptions`), parented on the trace its `traceparent` attribute carries.
  * @param deps the runtime, or a function resolving it on first invocation (Lambda cold start).
  * @param observability when given, its middlewares come first: Lambda context on every log line, the invocation's
  * metrics published when it ends. @default none (tests)
@@ -112,15 +150,19 @@ export function createWorkerHandler(deps: WorkerDeps | (() => Promise<WorkerDeps
     const runtime = await resolve();
     const remainingMs = () => context.getRemainingTimeInMillis();
     return Promise.allSettled(
-      event.Records.map(async (record: SQSRecord) => {
+      event.Records.map((record: SQSRecord) => inSpan('wakeup process', consumerSpanOptions(record), async (span) => {
         try {
           const message = parseWakeupMessage(record.body);
-          return await processWakeup(runtime, remainingMs, message);
+          span.setAttributes({ [SpanAttr.wakeupReason]: message.reason, ...(message.operationId ? { [SpanAttr.wakeupOperationId]: message.operationId } : {}) });
+          runtime.logger.debug('wake-up received', { messageId: record.messageId, reason: message.reason, hintOperationId: message.operationId });
+          const outcome = await processWakeup(runtime, remainingMs, message);
+          span.setAttribute(SpanAttr.outcome, outcome);
+          return outcome;
         } catch (error) {
           runtime.logger.error('wake-up failed; SQS will redeliver it', { messageId: record.messageId, ...describeError(error) });
           throw error;
         }
-      }),
+      })),
     );
   };
   return middy<SQSEvent, SQSBatchResponse>()

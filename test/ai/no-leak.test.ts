@@ -19,7 +19,7 @@ const FORBIDDEN = [EXTERNAL_KEY, PROMPT_MARKER, OUTPUT_MARKER, JOB_TEXT_MARKER];
 /** Keeps every log line as the JSON a real logger would print. */
 function recordingLogger(lines: string[]): Logger {
   const keep = (level: string) => (message: string, context?: Record<string, unknown>) => lines.push(JSON.stringify({ level, message, ...context }));
-  return { info: keep('INFO'), warn: keep('WARN'), error: keep('ERROR') };
+  return { debug: keep('DEBUG'), info: keep('INFO'), warn: keep('WARN'), error: keep('ERROR') };
 }
 
 describe.each(DIALECTS)('no API key, prompt or model output leaks on %s', (dialect) => {

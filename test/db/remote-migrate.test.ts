@@ -22,7 +22,7 @@ const ALL_UP = Object.keys(migrations)
 function capturingLogger(): Logger & { lines: string[] } {
   const lines: string[] = [];
   const keep = (level: string) => (message: string, context?: Record<string, unknown>) => void lines.push(JSON.stringify({ level, message, ...context }));
-  return { lines, info: keep('INFO'), warn: keep('WARN'), error: keep('ERROR') };
+  return { lines, debug: keep('DEBUG'), info: keep('INFO'), warn: keep('WARN'), error: keep('ERROR') };
 }
 
 /** A local Invoke API serving `functions`, and a client pointed at it as the CLI's would be at AWS. */

@@ -5,8 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
 import { ConfigError } from '../../lib/errors.js';
 import { API_ROUTES } from '../../lib/http/api-routes.js';
+import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from '../../lib/http/cors.js';
 import { SQS_POLLER_DEFAULTS } from '../../lib/local/sqs-poller.js';
+import { tracingSettingsFromEnv } from '../../lib/tracing/tracing-settings.js';
 import { migrations } from '../../migrations/index.js';
+import { withLambdaBundles } from '../support/lambda-bundles.js';
 import {
   actionsOf,
   conditionHolds,
@@ -38,15 +41,21 @@ const REQUIRED = {
   vpcSubnetIds: 'subnet-0aaa,subnet-0bbb',
 };
 const SIDECARS = ['arn:aws:lambda:eu-west-1:123456789012:function:llm-a', 'arn:aws:lambda:eu-west-1:123456789012:function:llm-b'];
-/** The optional parameters set: AI on, two model sidecars, an external key secret. */
+/** An OpenTelemetry collector layer for the otelCollectorLayerArn parameter. */
+const COLLECTOR_LAYER = 'arn:aws:lambda:eu-west-1:123456789012:layer:otel-collector:1';
+/** Two exact origins for the CORS parameter. */
+const CORS_ORIGINS = ['https://app.example.com', 'http://localhost:5173'];
+/** The optional parameters set: AI on, two model sidecars, an external key secret, two CORS origins, a collector layer. */
 const WITH_AI = {
   ...REQUIRED,
+  corsAllowedOrigins: CORS_ORIGINS.join(','),
   aiTasks: '1',
   modelLocalUrl: 'lambda:llm-a',
   modelExternalUrl: 'https://api.models.example.com/v1',
   modelExternalName: 'external-model',
   modelExternalKeySecretId: 'durable-ops/ci/model-key',
   modelSidecarFunctionArn: SIDECARS.join(','),
+  otelCollectorLayerArn: COLLECTOR_LAYER,
 };
 
 const FUNCTIONS = {
@@ -76,6 +85,12 @@ function mappingOf(t: Template): Record<string, any> {
   return mappings[0]!.Properties;
 }
 
+/** The statement active tracing needs: `xray:PutTraceSegments` and `xray:PutTelemetryRecords` on `*` (they take no ARN). */
+function isXrayWrite(statement: Record<string, any>): boolean {
+  const actions = [statement.Action].flat().sort();
+  return statement.Effect === 'Allow' && statement.Resource === '*' && JSON.stringify(actions) === JSON.stringify(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
+}
+
 function envOf(t: Template, name: keyof typeof FUNCTIONS): Record<string, unknown> {
   return evaluate(lambdaOf(t, name).Properties.Environment.Variables, t) as Record<string, unknown>;
 }
@@ -87,9 +102,7 @@ function databaseUrlFrom(secretId: string): string {
 }
 
 beforeAll(async () => {
-  const build = await runNode(['scripts/build.mjs']);
-  expect(build.code, build.output).toBe(0);
-  const [plain, ai] = [await oslsPackage(REQUIRED), await oslsPackage(WITH_AI)];
+  const [plain, ai] = await withLambdaBundles(async () => [await oslsPackage(REQUIRED), await oslsPackage(WITH_AI)]);
   dirs.push(plain.dir, ai.dir);
   expect(plain.output).toContain('Service packaged');
   expect(plain.code).toBe(0);
@@ -114,6 +127,23 @@ describe('osls package (offline, no AWS credentials)', () => {
       IdentitySource: ['$request.header.Authorization'],
       JwtConfiguration: { Issuer: REQUIRED.jwtIssuer, Audience: [REQUIRED.jwtAudience] },
     });
+  });
+
+  it('configures CORS on the HTTP API only for the corsAllowedOrigins parameter, with exactly the lists of lib/http/cors.ts', () => {
+    const corsOf = (t: Template) => {
+      const apis = Object.values(resourcesOf(t, 'AWS::ApiGatewayV2::Api'));
+      expect(apis).toHaveLength(1);
+      return (evaluate(apis[0]!.Properties, t) as Record<string, unknown>).CorsConfiguration;
+    };
+    expect(corsOf(template), 'no origins: no CORS configuration, same-origin only').toBeUndefined();
+    expect(corsOf(withAi)).toEqual({
+      AllowOrigins: CORS_ORIGINS,
+      AllowMethods: [...CORS_ALLOWED_METHODS],
+      AllowHeaders: [...CORS_ALLOWED_HEADERS],
+      ExposeHeaders: [...CORS_EXPOSED_HEADERS],
+      MaxAge: CORS_MAX_AGE_SECONDS,
+    });
+    expect([...CORS_ALLOWED_METHODS].sort(), 'the methods of the routes').toEqual([...new Set(API_ROUTES.map((r) => r.method))].sort());
   });
 
   it('speaks payload format 2.0, answers within API Gateway\'s 30 s, throttles every route, and reserves the sweeper concurrency', () => {
@@ -146,12 +176,12 @@ describe('osls package (offline, no AWS credentials)', () => {
     expect(integrations.map((i) => i.Properties.IntegrationUri)).toEqual([{ 'Fn::GetAtt': [expect.stringMatching(/^Api/), 'Arn'] }]);
   });
 
-  it('packages the api, worker, sweeper and migrate functions on Node 20, each with a role of its own', () => {
+  it('packages the api, worker, sweeper and migrate functions on Node 22 (nodejs22.x: Node.js 20 is end of life), each with a role of its own', () => {
     const functions = Object.values(resourcesOf(template, 'AWS::Lambda::Function'));
     expect(functions.map((f) => f.Properties.Handler).sort()).toEqual(Object.values(FUNCTIONS).map((f) => f.handler).sort());
     for (const name of Object.keys(FUNCTIONS) as (keyof typeof FUNCTIONS)[]) {
       const fn = lambdaOf(template, name);
-      expect(fn.Properties.Runtime).toBe('nodejs20.x');
+      expect(fn.Properties.Runtime).toBe('nodejs22.x');
       expect(fn.Properties.Role).toEqual({ 'Fn::GetAtt': [FUNCTIONS[name].role, 'Arn'] });
     }
     expect(resourcesOf(template, 'AWS::IAM::Role')).not.toHaveProperty('IamRoleLambdaExecution');
@@ -171,7 +201,8 @@ describe('osls package (offline, no AWS credentials)', () => {
       expect((role.Properties.ManagedPolicyArns as unknown[]).map((arn) => evaluate(arn, template))).toEqual([
         { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, VPC_ACCESS]] },
       ]);
-      const statements = statementsOf(template, roleId);
+      // The X-Ray write statement, the one '*' resource, is every role's and is checked by the tracing test below.
+      const statements = statementsOf(template, roleId).filter(({ statement }) => !isXrayWrite(statement));
       expect(actionsOf(statements), roleId).toEqual(actions);
       for (const { statement } of statements) {
         expect(statement.Effect).toBe('Allow');
@@ -188,6 +219,25 @@ describe('osls package (offline, no AWS credentials)', () => {
     // Only the API redrives dead letters (the operator route), so only it is told where the DLQ is.
     expect(envOf(template, 'api').SQS_DLQ_URL).toEqual({ Ref: 'WakeupDeadLetterQueue' });
     for (const name of ['worker', 'sweeper', 'migrate'] as const) expect(envOf(template, name)).not.toHaveProperty('SQS_DLQ_URL');
+  });
+
+  it('traces every function actively (X-Ray), each role may write its segments, and the OTel variables default to off', () => {
+    for (const name of Object.keys(FUNCTIONS) as (keyof typeof FUNCTIONS)[]) {
+      const fn = lambdaOf(template, name);
+      expect(fn.Properties.TracingConfig, name).toEqual({ Mode: 'Active' });
+      expect(statementsOf(template, FUNCTIONS[name].role).filter(({ statement }) => isXrayWrite(statement)), FUNCTIONS[name].role).toHaveLength(1);
+      expect(envOf(template, name), name).toMatchObject({ OTEL_TRACES_EXPORTER: '', OTEL_EXPORTER_OTLP_ENDPOINT: '' });
+      expect(tracingSettingsFromEnv(envOf(template, name) as Record<string, string>).exporter, `${name}: no spans sent by default`).toBe('none');
+    }
+    // The collector layer only when the parameter names one (an element that is AWS::NoValue is dropped).
+    const layersOf = (t: Template, name: keyof typeof FUNCTIONS) =>
+      (evaluate(lambdaOf(t, name).Properties.Layers ?? [], t) as unknown[]).filter((layer) => JSON.stringify(layer) !== '{"Ref":"AWS::NoValue"}');
+    for (const name of Object.keys(FUNCTIONS) as (keyof typeof FUNCTIONS)[]) {
+      expect(layersOf(template, name), name).toEqual([]);
+      expect(layersOf(withAi, name), name).toEqual([COLLECTOR_LAYER]);
+    }
+    // HTTP APIs have no X-Ray tracing: nothing may claim to turn it on for the API.
+    expect(JSON.stringify(resourcesOf(template, 'AWS::ApiGatewayV2::Stage'))).not.toContain('Tracing');
   });
 
   it('grants lambda:InvokeFunction only when model sidecars are named, on exactly those functions', () => {
@@ -324,14 +374,17 @@ describe('osls package (offline, no AWS credentials)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'durable-ops-bundle-'));
     dirs.push(dir);
     const script = "const { handler } = await import(process.argv[1]); console.log(JSON.stringify(await handler({})));";
-    const run = await runNode(['--input-type=module', '-e', script, join(ROOT, 'functions/migrate.mjs')], {
-      env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'bundle.sqlite')}`, POWERTOOLS_LOG_LEVEL: 'SILENT' },
-    });
+    const run = await withLambdaBundles(() =>
+      runNode(['--input-type=module', '-e', script, join(ROOT, 'functions/migrate.mjs')], {
+        env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'bundle.sqlite')}`, POWERTOOLS_LOG_LEVEL: 'SILENT' },
+      }),
+    );
     expect(run.code, run.output).toBe(0);
     const answer = JSON.parse(run.output.trim().split('\n').at(-1)!) as { results: { migrationName: string; status: string }[] };
     expect(answer.results.map((r) => r.migrationName)).toEqual(Object.keys(migrations).sort());
     expect(answer.results.every((r) => r.status === 'Success')).toBe(true);
-  });
+    // It may wait for another test file's build and use of the bundles (withLambdaBundles).
+  }, 300_000);
 });
 
 describe('a broken serverless.yml fails packaging', () => {

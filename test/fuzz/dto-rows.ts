@@ -3,6 +3,7 @@ import type { PublishedSnapshot } from '../../lib/features/strategy-snapshot/str
 import type { JobRow } from '../../lib/jobs/job.repository.js';
 import type { NotificationRow } from '../../lib/operations/store/notification.repository.js';
 import type { OperationRow } from '../../lib/operations/store/operation.repository.js';
+import { FAILURE_CODES } from '../../lib/operations/lifecycle/failure-code.js';
 import { ALL_STATUSES, TERMINAL_STATUSES } from '../../lib/operations/lifecycle/operation-status.js';
 
 /**
@@ -10,6 +11,12 @@ import { ALL_STATUSES, TERMINAL_STATUSES } from '../../lib/operations/lifecycle/
  * as both databases count them; numbers inside their CHECK ranges; timestamps in the drivers' text format). The
  * private columns get values long enough (≥ 16 characters) that finding one inside a DTO's JSON can only be a leak.
  */
+
+/**
+ * A `failure_code` column: null, or one of the closed set every write takes (`FailureCode`); the DTOs refuse anything
+ * else as a corrupted row.
+ */
+const failureCodeArb = fc.option(fc.constantFrom(...FAILURE_CODES), { nil: null });
 
 /** Any Unicode text (well-formed: no lone surrogates, which neither database can store) of `min`–`max` code points. */
 export const text = (minLength: number, maxLength: number) => fc.string({ unit: 'binary', minLength, maxLength });
@@ -52,7 +59,7 @@ export const operationRowArb: fc.Arbitrary<OperationRow> = fc.record({
   cancel_requested_at: fc.option(dbTimeArb, { nil: null }),
   progress_percent: fc.integer({ min: 0, max: 100 }),
   progress_stage: fc.option(text(1, 64), { nil: null }),
-  failure_code: fc.option(text(1, 64), { nil: null }),
+  failure_code: failureCodeArb,
   failure_message: fc.option(text(16, 512), { nil: null }),
   deadline_at: dbTimeArb,
   available_at: fc.option(dbTimeArb, { nil: null }),
@@ -90,7 +97,7 @@ export const notificationRowArb: fc.Arbitrary<NotificationRow> = fc.record({
   owner_user_id: ownerIdArb,
   task_type: text(1, 64),
   status: fc.constantFrom(...TERMINAL_STATUSES),
-  failure_code: fc.option(text(1, 64), { nil: null }),
+  failure_code: failureCodeArb,
   cycle: fc.integer({ min: 0, max: 1000 }),
   created_at: dbTimeArb,
 });

@@ -16,7 +16,7 @@ import { RecordingWakeups } from './api-test-app.js';
 
 function recordingLogger(): Logger & { errors: Array<[string, Record<string, unknown> | undefined]> } {
   const errors: Array<[string, Record<string, unknown> | undefined]> = [];
-  return { errors, info() {}, warn() {}, error: (message, context) => void errors.push([message, context]) };
+  return { errors, debug() {}, info() {}, warn() {}, error: (message, context) => void errors.push([message, context]) };
 }
 
 /** A handler whose dependencies must never be built: routing and authentication refusals happen before. */

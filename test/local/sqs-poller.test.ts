@@ -61,7 +61,7 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 
 function capturingLogger(): Logger & { errors: string[] } {
   const errors: string[] = [];
-  return { errors, info() {}, warn() {}, error: (message: string) => void errors.push(message) };
+  return { errors, debug() {}, info() {}, warn() {}, error: (message: string) => void errors.push(message) };
 }
 
 describe('startSqsPoller (local SQS event source mapping with ReportBatchItemFailures)', () => {

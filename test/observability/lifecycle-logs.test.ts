@@ -221,6 +221,21 @@ describe.each(DIALECTS)('lifecycle log lines and metrics on %s', (dialect) => {
     expect(metrics.total(MetricName.SweepDeadlinesFailed)).toBe(total);
   });
 
+  it.skipIf(skip)('an idle wake-up and every sweep pass leave one DEBUG line of identifiers and counts', async () => {
+    expect(await processWakeup(deps, () => 60_000, { v: 1, reason: 'sweeper', operationId: 'op-hinted' })).toBe('idle');
+    expect(logger.lines.filter((line) => line.level === 'DEBUG')).toEqual([
+      expect.objectContaining({ message: expect.stringContaining('nothing claimable'), fields: { reason: 'sweeper', hintOperationId: 'op-hinted' } }),
+    ]);
+
+    await admit('ok');
+    t.clock.advance(deps.policy.deadlineMs + 1);
+    await sweep();
+    const passes = logger.lines.filter((line) => line.message === 'sweep pass finished');
+    expect(passes.map((line) => line.fields.pass)).toEqual(['expire_leases', 'fail_past_deadline', 'resend_wakeups', 'purge', 'reclaim_capacity']);
+    for (const line of passes) expect(line).toMatchObject({ level: 'DEBUG', fields: { batches: 1, rows: expect.any(Number), durationMs: expect.any(Number) } });
+    expect(passes[1]!.fields.rows).toBe(1);
+  });
+
   it.skipIf(skip)('a full pool logs capacity_rejected with the pool kind and no operation id; nothing else is logged for it', async () => {
     deps = { ...deps, ...testDeps({}, { perOwner: 1 }), registry: deps.registry, logger, metrics, store: t.store };
     const { operation } = await admit('ok');

@@ -1,5 +1,5 @@
 import middy from '@middy/core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { localLambdaContext } from '../../lib/local/lambda-context.js';
 import { MetricName } from '../../lib/observability/metrics.js';
 import { createObservability, publishMetricsMiddleware } from '../../lib/observability/observability.js';
@@ -8,6 +8,7 @@ import { OwnerScope } from '../../lib/operations/scopes.js';
 import { createWorkerHandler } from '../../lib/worker/worker-handler.js';
 import { testDeps } from '../support/fixtures.js';
 import { wakeupEvent } from '../support/sqs-events.js';
+import { captureOutput, usePowertoolsEnvironment } from '../support/captured-output.js';
 import { RecordingLogger } from '../support/recording-observability.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-store.js';
 
@@ -17,37 +18,10 @@ interface Emf {
   [key: string]: unknown;
 }
 
-/** Everything written to stdout and stderr while a test runs, one parsed JSON object per line. */
-function captureOutput() {
-  const chunks: string[] = [];
-  const keep = (chunk: unknown) => {
-    chunks.push(String(chunk));
-    return true;
-  };
-  vi.spyOn(process.stdout, 'write').mockImplementation(keep);
-  vi.spyOn(process.stderr, 'write').mockImplementation(keep);
-  return {
-    json: () =>
-      chunks
-        .join('')
-        .split('\n')
-        .filter((line) => line.trim().startsWith('{'))
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
-  };
-}
-
 const isEmf = (line: Record<string, unknown>): line is Emf => typeof line._aws === 'object';
 
 describe('Powertools logger and metrics output', () => {
-  beforeEach(() => {
-    vi.stubEnv('POWERTOOLS_DEV', 'false');
-    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
-    vi.stubEnv('POWERTOOLS_LOG_LEVEL', 'INFO');
-  });
-  afterEach(() => {
-    vi.restoreAllMocks();
-    vi.unstubAllEnvs();
-  });
+  usePowertoolsEnvironment('INFO');
 
   it('an invocation prints JSON log lines (service durable-ops, Lambda context) and, when it ends, EMF per task type', async () => {
     const observability = createObservability();

@@ -7,60 +7,12 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { apiEvent, lambdaContext as context } from '../support/lambda-invocation.mjs';
 
 const [dir, webhookUrl] = process.argv.slice(2);
 if (!dir || !webhookUrl) throw new Error('usage: node invoke-example-lambdas.mjs <example dir> <webhook url>');
 
 const load = async (name) => (await import(pathToFileURL(join(dir, 'dist/functions', `${name}.mjs`)).href)).handler;
-
-/** A Lambda context whose remaining time counts down from `timeoutMs`. */
-function context(functionName, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  const unsupported = () => {
-    throw new Error('promise-returning handlers only');
-  };
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'test',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: unsupported,
-    fail: unsupported,
-    succeed: unsupported,
-  };
-}
-
-/** An HTTP API payload 2.0 event as the JWT authorizer hands it over, for the verified subject `owner`. */
-function apiEvent(method, path, owner, { headers = {}, body } = {}) {
-  const now = Date.now();
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: path,
-    rawQueryString: '',
-    headers: { host: 'api.example.test', ...headers },
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'example',
-      domainName: 'api.example.test',
-      domainPrefix: 'api',
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '192.0.2.1', userAgent: 'example-test' },
-      requestId: randomUUID(),
-      routeKey: '$default',
-      stage: '$default',
-      time: new Date(now).toUTCString(),
-      timeEpoch: now,
-      authorizer: { principalId: '', integrationLatency: 0, jwt: { claims: { sub: owner, iss: 'https://issuer.example.test' }, scopes: null } },
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    isBase64Encoded: false,
-  };
-}
 
 /** An SQS event of one wake-up record, as the event source mapping delivers it. */
 function wakeup(operationId) {

@@ -4,7 +4,7 @@ import { assertCountValue } from '../../lib/observability/metrics.js';
 
 /** One captured log line: its level, message and context, as the JSON a real logger would print. */
 export interface RecordedLine {
-  readonly level: 'INFO' | 'WARN' | 'ERROR';
+  readonly level: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   readonly message: string;
   readonly fields: Record<string, unknown>;
   /** The whole line as JSON, for "never contains" scans. */
@@ -14,6 +14,9 @@ export interface RecordedLine {
 /** A {@link Logger} that keeps every line. */
 export class RecordingLogger implements Logger {
   readonly lines: RecordedLine[] = [];
+  debug(message: string, context: Record<string, unknown> = {}): void {
+    this.#keep('DEBUG', message, context);
+  }
   info(message: string, context: Record<string, unknown> = {}): void {
     this.#keep('INFO', message, context);
   }

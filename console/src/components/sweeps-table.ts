@@ -19,6 +19,11 @@ function columnsOf(runs: readonly SweepRun[]): ReadonlyArray<readonly [string, s
   return [...KNOWN_COUNTS, ...extra.sort().map((key) => [key, key] as const)];
 }
 
+/** A run's counts by name, so a count this console does not know yet still shows (`undefined` when the run lacks it). */
+function countsOf(run: SweepRun): Readonly<Record<string, number | boolean | undefined>> {
+  return run.counts;
+}
+
 function cell(value: number | boolean | undefined) {
   if (typeof value === 'boolean') return value ? html`<span class="warn">yes</span>` : 'no';
   if (value === undefined) return '–';
@@ -45,7 +50,7 @@ export function SweepsTable({ runs }: { readonly runs: readonly SweepRun[] }) {
             (run, index) => html`<tr key=${index}>
               <td>${formatTime(run.startedAt)}</td>
               <td class="number">${formatDuration(run.startedAt, run.finishedAt)}</td>
-              ${columns.map(([key]) => html`<td class="number">${cell(run.counts[key])}</td>`)}
+              ${columns.map(([key]) => html`<td class="number">${cell(countsOf(run)[key])}</td>`)}
             </tr>`,
           )}
         </tbody>

@@ -13,6 +13,7 @@ import type { WakeupSender } from '../../queue/wakeup-sender.js';
 import { sendWakeup } from '../../queue/send-wakeup.js';
 import type { TaskDefinition } from '../../tasks/task-definition.js';
 import type { TaskRegistry } from '../../tasks/task-registry.js';
+import { inSpan, SpanAttr } from '../../tracing/spans.js';
 import { AdmitRequestSchema, IdempotencyKeySchema, type AdmitRequest } from './admission-schema.js';
 import { FieldLimits } from '../../validation/field-limits.js';
 import { reuseActiveOperation } from './exclusive-subject.js';
@@ -166,7 +167,7 @@ export async function admitOperation<DB extends Database>(
       caller
         ? // The whole admission behind a savepoint: a refusal takes back even the capacity rows it created.
           await oneStepAtATime(caller, () => inSavepoint(scope.store.caps, caller, (tx) => admitInProcess(scope, deps, parsed, tx)))
-        : await admitParsed(scope, deps, parsed);
+        : await admissionSpan(taskType, () => admitParsed(scope, deps, parsed));
   } catch (error) {
     if (error instanceof CapacityExhaustedError) recordLifecycle(deps, { event: 'capacity_rejected', taskType, pool: error.pool });
     if (error instanceof RateLimitedError) recordLifecycle(deps, { event: 'rate_limited', taskType });
@@ -187,6 +188,19 @@ export async function admitOperation<DB extends Database>(
       await wakeUp?.();
     }),
   };
+}
+
+/**
+ * Runs one admission (with its wake-up) inside an `admission` span: the task type, then the operation id and the
+ * outcome (`admitted`, `replayed` or `reused`); a refusal is the span's error, by class name only.
+ */
+async function admissionSpan(taskType: string, admit: () => Promise<PendingAdmission>): Promise<PendingAdmission> {
+  return inSpan('admission', { attributes: { [SpanAttr.taskType]: taskType } }, async (span) => {
+    const admission = await admit();
+    span.setAttribute(SpanAttr.operationId, admission.operation.id);
+    span.setAttribute(SpanAttr.outcome, admission.replayed ? 'replayed' : admission.reused ? 'reused' : 'admitted');
+    return admission;
+  });
 }
 
 /** An admission as its path answers it: with a caller's transaction, the wake-up to send after the caller's commit. */

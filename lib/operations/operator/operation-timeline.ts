@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseDbTime } from '../../db/db-time.js';
-import { FailureCode } from '../lifecycle/failure-code.js';
+import { FailureCode, failureCodeOf, NullableFailureCodeSchema } from '../lifecycle/failure-code.js';
 import type { OperationEventRow } from '../store/operation-event.repository.js';
 import { ALL_STATUSES, WAITING_STATUSES, type OperationStatus } from '../lifecycle/operation-status.js';
 
@@ -48,8 +48,8 @@ export const TimelineEventSchema = z.strictObject({
   to: StatusSchema,
   attempt: z.number().int().min(0),
   cycle: z.number().int().min(0),
-  failureCode: z.string().nullable(),
-});
+  failureCode: NullableFailureCodeSchema,
+}).meta({ id: 'TimelineEvent' });
 
 /** See {@link TimelineEventSchema}. */
 export type TimelineEvent = z.infer<typeof TimelineEventSchema>;
@@ -75,6 +75,6 @@ export function toTimelineEvent(row: OperationEventRow): TimelineEvent {
     to: row.to_status,
     attempt: row.attempt,
     cycle: row.cycle,
-    failureCode: row.failure_code,
+    failureCode: failureCodeOf(row.failure_code),
   };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Store } from '../../db/store.js';
 import { parseDbTime } from '../../db/db-time.js';
+import { failureCodeOf, NullableFailureCodeSchema } from '../lifecycle/failure-code.js';
 import { listLatestNotificationsOf, type NotificationRow } from '../store/notification.repository.js';
 import { listLatestEventsOf } from '../store/operation-event.repository.js';
 import { TimelineEventSchema, toTimelineEvent } from './operation-timeline.js';
@@ -16,9 +17,9 @@ export const MAX_DETAIL_ITEMS = 500;
 export const NotificationViewSchema = z.strictObject({
   cycle: z.number().int().min(0),
   status: z.enum(['succeeded', 'failed', 'cancelled']),
-  failureCode: z.string().nullable(),
+  failureCode: NullableFailureCodeSchema,
   createdAt: z.string().datetime(),
-});
+}).meta({ id: 'OperatorNotificationView' });
 
 /** See {@link NotificationViewSchema}. */
 export type NotificationView = z.infer<typeof NotificationViewSchema>;
@@ -43,7 +44,7 @@ function toNotificationView(row: NotificationRow): NotificationView {
   return {
     cycle: row.cycle,
     status: row.status as NotificationView['status'],
-    failureCode: row.failure_code,
+    failureCode: failureCodeOf(row.failure_code),
     createdAt: parseDbTime(row.created_at).toISOString(),
   };
 }

@@ -11,6 +11,7 @@ import { ALL_STATUSES, type OperationStatus } from '../lifecycle/operation-statu
 import { cancelOperation, retryOperation, type RetryDeps } from '../owner/owner-commands.js';
 import { LimitSchema, pageOf, type Page } from '../../paging/page.js';
 import { OperationIdSchema } from '../operation-id.js';
+import { PrivacyModeSchema } from '../../owners/privacy-mode.js';
 import { OwnerScope } from '../scopes.js';
 import { parseOrThrow } from '../../validation/parse-or-throw.js';
 import type { Telemetry } from '../../observability/lifecycle-events.js';
@@ -35,12 +36,14 @@ export const OperatorListQuerySchema = z.strictObject({
  */
 export const OperatorOperationViewSchema = OperationDtoSchema.extend({
   ownerUserId: z.string(),
-  privacyMode: z.string(),
+  privacyMode: PrivacyModeSchema,
   retryCount: z.number().int(),
   leaseExpiresAt: z.string().datetime().nullable(),
   heartbeatAt: z.string().datetime().nullable(),
   modelAttempts: z.array(ModelAttemptSchema),
-}).strict();
+})
+  .strict()
+  .meta({ id: 'OperatorOperationView' });
 
 /** See {@link OperatorOperationViewSchema}. */
 export type OperatorOperationView = z.infer<typeof OperatorOperationViewSchema>;

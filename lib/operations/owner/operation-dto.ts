@@ -1,10 +1,17 @@
 import { z } from 'zod';
 import { parseDbTime, toIsoOrNull } from '../../db/db-time.js';
+import { failureCodeOf, FailureCodeSchema, type FailureCode } from '../lifecycle/failure-code.js';
 import { ALL_STATUSES, type OperationStatus } from '../lifecycle/operation-status.js';
 import type { OperationRow } from '../store/operation.repository.js';
 import type { NotificationRow } from '../store/notification.repository.js';
 
 const isoOrNull = z.string().datetime().nullable();
+
+/** The `failure` member of a DTO: `{code}` for a failed operation, else null. */
+function failureOf(column: string | null): { code: FailureCode } | null {
+  const code = failureCodeOf(column);
+  return code === null ? null : { code };
+}
 
 /**
  * The operation as the owner API shows it (docs/design.md §7) — exactly these fields. It deliberately omits the
@@ -31,7 +38,7 @@ export const OperationDtoSchema = z
         '(`delaySeconds` / `runAt`) asked for. Null otherwise. It stays set, in the past, until a worker takes the operation.',
     }),
     statusUrl: z.string(),
-    failure: z.object({ code: z.string() }).strict().nullable(),
+    failure: z.object({ code: FailureCodeSchema }).strict().nullable(),
   })
   .strict()
   .meta({ id: 'OperationDto' });
@@ -62,7 +69,7 @@ export function toOperationDto(row: OperationRow): OperationDto {
     deadlineAt: parseDbTime(row.deadline_at).toISOString(),
     nextAttemptAt: nextAttemptAtOf(row),
     statusUrl: statusUrlOf(row.id),
-    failure: row.failure_code === null ? null : { code: row.failure_code },
+    failure: failureOf(row.failure_code),
   };
 }
 
@@ -85,7 +92,7 @@ export const NotificationDtoSchema = z
     operationId: z.string(),
     taskType: z.string(),
     status: z.enum(['succeeded', 'failed', 'cancelled']),
-    failure: z.object({ code: z.string() }).strict().nullable(),
+    failure: z.object({ code: FailureCodeSchema }).strict().nullable(),
     createdAt: z.string().datetime(),
     statusUrl: z.string(),
   })
@@ -101,7 +108,7 @@ export function toNotificationDto(row: NotificationRow): NotificationDto {
     operationId: row.operation_id,
     taskType: row.task_type,
     status: row.status as NotificationDto['status'],
-    failure: row.failure_code === null ? null : { code: row.failure_code },
+    failure: failureOf(row.failure_code),
     createdAt: parseDbTime(row.created_at).toISOString(),
     statusUrl: statusUrlOf(row.operation_id),
   };
