@@ -18,7 +18,7 @@ export const CORS_ALLOWED_METHODS: readonly string[] = Object.freeze(['GET', 'PO
  * The request headers a client sends beyond the CORS-safelisted ones, for `Access-Control-Allow-Headers`: the bearer
  * token, a JSON body's type, the admission's `Idempotency-Key` and the status poll's `If-None-Match`.
  */
-export const CORS_ALLOWED_HEADERS: readonly string[] = Object.freeze(['Authorization', 'Content-Type', 'Idempotency-Key', 'If-None-Match']);
+export const CORS_ALLOWED_HEADERS: readonly string[] = Object.freeze(['Authorization', 'Content-Type', 'Idempotency-Key', 'If-None-Match', 'traceparent', 'tracestate']);
 
 /**
  * The response headers the API sends that are not CORS-safelisted, for `Access-Control-Expose-Headers`, so a page can

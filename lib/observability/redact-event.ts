@@ -12,13 +12,11 @@ const KEPT_HEADERS: ReadonlySet<string> = new Set([
   'content-length',
   'content-type',
   'host',
-  'if-none-match',
   'origin',
   'traceparent',
   'tracestate',
   'user-agent',
   'x-amzn-trace-id',
-  'x-forwarded-for',
   'x-forwarded-port',
   'x-forwarded-proto',
 ]);
@@ -56,7 +54,10 @@ const isEventBridgeEvent = (event: JsonObject): boolean => typeof event.source =
 function redactHttpApiEvent(event: JsonObject): JsonObject {
   const copy = redactKeys(event, ['body', 'cookies', 'rawQueryString', 'queryStringParameters']);
   if ('headers' in copy) copy.headers = redactHeaders(copy.headers);
-  copy.requestContext = redactKeys(event.requestContext as JsonObject, ['authorizer']);
+  const requestContext = redactKeys(event.requestContext as JsonObject, ['authorizer']);
+  // The caller's address is personal data: the line keeps the method, path and protocol, never `sourceIp`.
+  if (isObject(requestContext.http)) requestContext.http = redactKeys(requestContext.http, ['sourceIp']);
+  copy.requestContext = requestContext;
   return copy;
 }
 
@@ -72,9 +73,9 @@ function redactSqsRecord(record: JsonObject): JsonObject {
  *
  * - **API Gateway HTTP API, payload 2.0** (AWS "Working with AWS Lambda proxy integrations for HTTP APIs"): `body`,
  *   `cookies`, `rawQueryString`, `queryStringParameters` and `requestContext.authorizer` (the JWT claims: `sub`,
- *   scopes, …) are redacted; `headers` keep their names, and only transport/tracing headers (`host`, `content-type`,
- *   `user-agent`, `x-amzn-trace-id`, …) keep their values — `authorization`, `cookie`, `idempotency-key` in any case
- *   are redacted. Method, path, path parameters (operation ids) and the request id stay.
+ *   scopes, …) and `requestContext.http.sourceIp` (personal data) are redacted; `headers` keep their names, and only transport/tracing headers (`host`, `content-type`,
+ *   `user-agent`, `x-amzn-trace-id`, …) keep their values — `authorization`, `cookie`, `idempotency-key`,
+ *   `if-none-match` (a digest of an owner's operation) and `x-forwarded-for` (the caller's address) in any case are redacted. Method, path, path parameters (operation ids) and the request id stay.
  * - **SQS** (AWS "Using Lambda with Amazon SQS", event `Records`): each record's `body`, `receiptHandle` (it can delete
  *   the message), `md5OfBody`, `md5OfMessageAttributes` (a digest confirms a guessed body) and every
  *   `messageAttributes` value are redacted; `messageId`, `attributes` and the queue ARN stay.

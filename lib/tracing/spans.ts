@@ -1,7 +1,8 @@
 import { SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
 
 /**
- * The span attributes durable-ops sets, and the only ones: identifiers and bounded codes, never a lease token, an
+ * The span attributes durable-ops sets — with the sweep's counts (`durable_ops.sweep.<count>`, run-sweep-once.ts) and
+ * `error.type` ({@link recordSpanError}) the only others: identifiers, bounded codes and counts, never a lease token, an
  * idempotency key, a request hash, params, a subject or owner id, a prompt, a model's output or a failure message
  * (they may carry user content; docs/design.md §9 "Observability"). Names follow the OpenTelemetry semantic conventions
  * where one exists (`http.*`, `messaging.*`), else the `durable_ops.` namespace.

@@ -51,6 +51,14 @@ describe('redactEvent', () => {
     expect(JSON.stringify(withMixedCase)).toBe(before);
   });
 
+  it("an HTTP API event keeps neither the caller's address nor the digest of an owner's operation", () => {
+    const event = apiEvent({ method: 'GET', path: '/api/operations/op-1', owner: SUB, headers: { 'if-none-match': '"ETAG-MARKER-5c1d"', 'x-forwarded-for': '198.51.100.23' } });
+    const withAddress = { ...event, requestContext: { ...event.requestContext, http: { ...event.requestContext.http, sourceIp: '198.51.100.23' } } };
+    const text = JSON.stringify(redactEvent(withAddress));
+    for (const personal of ['ETAG-MARKER-5c1d', '198.51.100.23']) expect(text).not.toContain(personal);
+    expect(redactEvent(withAddress)).toMatchObject({ requestContext: { http: { method: 'GET', path: '/api/operations/op-1', sourceIp: REDACTED } } });
+  });
+
   it('an HTTP API event without body or query string still says so', () => {
     const redacted = redactEvent(apiEvent({ method: 'GET', path: '/api/operations/op-1', owner: SUB })) as Record<string, unknown>;
     expect(redacted.rawQueryString).toBe('');

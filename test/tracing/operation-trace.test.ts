@@ -129,6 +129,14 @@ describe.each(DIALECTS)('an operation traced through the local stack on %s', (di
     expect(trace.map((s) => s.name)).toEqual(expect.arrayContaining(['admission', 'wakeup publish', 'wakeup process', 'claim', 'attempt', 'completion']));
   });
 
+  it.skipIf(skip)('a caller cannot switch tracing off: a traceparent flagged not-sampled is still recorded', async () => {
+    const traceId = hex(16);
+    const id = await admitDemo({ traceparent: `00-${traceId}-${hex(8)}-00` });
+    const trace = await traceOf(id);
+    expect(onlySpan(trace, (s) => s.kind === 'SERVER', 'SERVER span').traceId).toBe(traceId);
+    expect(trace.map((s) => s.name)).toEqual(expect.arrayContaining(['admission', 'wakeup publish', 'wakeup process', 'claim', 'attempt', 'completion']));
+  });
+
   it.skipIf(skip)('a model task’s model request is a CLIENT span under its attempt', async () => {
     const marker = `PROMPT-MARKER-${hex(6)}`;
     const jobKey = `trace-snapshot-key-${hex(8)}`;
