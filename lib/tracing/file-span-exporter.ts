@@ -47,6 +47,8 @@ export function traceFileLine(span: ReadableSpan): TraceFileLine {
 export class FileSpanExporter implements SpanExporter {
   readonly #path: string;
   #writes: Promise<unknown> = Promise.resolve();
+  /** Set once the directory exists: it is created by the first write, not checked again by every export. */
+  #directoryReady = false;
 
   constructor(path: string) {
     this.#path = path;
@@ -56,7 +58,8 @@ export class FileSpanExporter implements SpanExporter {
     const text = spans.map((span) => `${JSON.stringify(traceFileLine(span))}\n`).join('');
     this.#writes = this.#writes
       .then(async () => {
-        await mkdir(dirname(this.#path), { recursive: true });
+        if (!this.#directoryReady) await mkdir(dirname(this.#path), { recursive: true });
+        this.#directoryReady = true;
         await appendFile(this.#path, text, 'utf8');
       })
       .then(
