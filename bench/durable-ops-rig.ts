@@ -154,12 +154,7 @@ export class DurableOpsRig {
   static async open(options: RigOptions): Promise<DurableOpsRig> {
     const rig = new DurableOpsRig(options);
     try {
-      await migrateToLatest(rig.#admissionStore);
-      await warmPool(rig.#admissionStore, options.admitters);
-      await warmPool(rig.#workerStore, options.workers);
-      for (let k = 0; k < options.owners; k++) {
-        await prepareAdmissionPools(rig.#admissionStore, options.capacity, BENCH_TASK_TYPE, benchOwner(k), DEFAULT_OWNER_SETTINGS.plan);
-      }
+      await prepareBenchStores(rig.#admissionStore, rig.#workerStore, options);
       return rig;
     } catch (error) {
       await rig.close();
@@ -284,6 +279,23 @@ export class DurableOpsRig {
 
 function isSucceeded(trace: Trace): trace is SucceededTrace {
   return trace.operationId !== undefined && trace.claimed !== undefined && trace.runStart !== undefined && trace.runEnd !== undefined && trace.succeeded !== undefined;
+}
+
+/**
+ * Readies a benchmark database for a timed run: migrates it, opens every connection of both pools ({@link warmPool})
+ * and creates every owner's capacity pools (as admission itself would on first use), so no timed call pays for them.
+ */
+export async function prepareBenchStores(
+  admissionStore: Store,
+  workerStore: Store,
+  options: Pick<RigOptions, 'owners' | 'admitters' | 'workers' | 'capacity'>,
+): Promise<void> {
+  await migrateToLatest(admissionStore);
+  await warmPool(admissionStore, options.admitters);
+  await warmPool(workerStore, options.workers);
+  for (let k = 0; k < options.owners; k++) {
+    await prepareAdmissionPools(admissionStore, options.capacity, BENCH_TASK_TYPE, benchOwner(k), DEFAULT_OWNER_SETTINGS.plan);
+  }
 }
 
 /** Opens `size` connections of the store's pool (mysql2 opens them lazily) so no timed call pays a connect. */

@@ -15,15 +15,19 @@ import { benchDatabaseName, createBenchDatabase, dropStaleBenchDatabases, mariad
 import { runOccupancy } from './occupancy.js';
 import { runOpenLoop } from './open-loop.js';
 import { runOwnerGrowth } from './owner-growth.js';
+import { renderTracingTable, runTracingCost } from './tracing-cost.js';
 import { DEFAULT_POSTGRES_URL, runPgBoss, type PgBossResult } from './pg-boss.js';
 import { redisVersion } from './redis-persistence.js';
 import { checkTargets, headlineOf, problemsOf, renderSvg, renderTable, type BenchResults, type BenchSettings } from './report.js';
 
-const USAGE = `usage: npm run bench [-- --quick] [-- --ops N] [-- --fairness]
+const USAGE = `usage: npm run bench [-- --quick] [-- --ops N] [-- --fairness] [-- --tracing]
   --quick     N = 2,000 operations, history 10,000 vs 100,000 rows, 3 s ceiling, 10 s open loop, 100 vs 10,000 owners,
               and the fairness run's short form (about 3.5 minutes)
   --ops N     operations per system (default 20,000; quick 2,000)
   --fairness  only the noisy-neighbour fairness run (MariaDB; about 2.5 minutes, with --quick about 1)
+  --tracing   only the tracing-cost run (MariaDB): N operations (default 2,000) through the API and worker handlers per
+              arm — tracing off, to a trace file, the SDK without export — each arm a child process, 5 rounds
+              alternated (--quick: 3); prints the ratios against tracing off
 MariaDB: DATABASE_URL (mysql://…) or mysql://root@127.0.0.1:3306; PostgreSQL: BENCH_POSTGRES_URL or ${DEFAULT_POSTGRES_URL};
 Redis: BENCH_REDIS_URL or ${DEFAULT_REDIS_URL}.`;
 
@@ -46,15 +50,23 @@ const LATENCY_SIZES: Readonly<Record<BenchSettings['mode'], { openLoopSeconds: n
 /** Finished operations in each owner's history in the owner-growth phase. */
 const HISTORY_PER_OWNER = 3;
 
-/** How the command line sizes the run, and whether it is the fairness run alone. */
-function parseArgs(argv: readonly string[]): { settings: BenchSettings; fairnessOnly: boolean } {
+/** Operations per arm and run of `--tracing` unless `--ops` says otherwise. */
+const TRACING_DEFAULT_OPS = 2_000;
+
+/** Rounds of the tracing-cost run (each runs every arm once), per mode. */
+const TRACING_ROUNDS: Readonly<Record<BenchSettings['mode'], number>> = { quick: 3, full: 5 };
+
+/** How the command line sizes the run, and whether it is the fairness or the tracing-cost run alone. */
+function parseArgs(argv: readonly string[]): { settings: BenchSettings; fairnessOnly: boolean; tracingOnly: boolean } {
   let quick = false;
   let fairnessOnly = false;
+  let tracingOnly = false;
   let ops: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--quick') quick = true;
     else if (arg === '--fairness') fairnessOnly = true;
+    else if (arg === '--tracing') tracingOnly = true;
     else if (arg === '--ops' || arg.startsWith('--ops=')) {
       const value = arg === '--ops' ? argv[++i] : arg.slice('--ops='.length);
       ops = Number(value);
@@ -63,9 +75,10 @@ function parseArgs(argv: readonly string[]): { settings: BenchSettings; fairness
     else throw new UsageError(`unknown option ${arg}`);
   }
   if (fairnessOnly && ops !== undefined) throw new UsageError('--ops does not apply to --fairness');
+  if (fairnessOnly && tracingOnly) throw new UsageError('--fairness and --tracing are separate runs');
   const settings: BenchSettings = {
     mode: quick ? 'quick' : 'full',
-    ops: ops ?? (quick ? 2_000 : 20_000),
+    ops: ops ?? (tracingOnly || quick ? TRACING_DEFAULT_OPS : 20_000),
     owners: 100,
     concurrency: 16,
     sqsBatchSize: 10,
@@ -73,7 +86,7 @@ function parseArgs(argv: readonly string[]): { settings: BenchSettings; fairness
     historyRows: { small: 10_000, large: quick ? 100_000 : 1_000_000 },
     historyRounds: quick ? 100 : 200,
   };
-  return { settings, fairnessOnly };
+  return { settings, fairnessOnly, tracingOnly };
 }
 
 class UsageError extends Error {}
@@ -88,8 +101,9 @@ function runPending(): Promise<unknown> {
 async function main(): Promise<number> {
   let settings: BenchSettings;
   let fairnessOnly: boolean;
+  let tracingOnly: boolean;
   try {
-    ({ settings, fairnessOnly } = parseArgs(process.argv.slice(2)));
+    ({ settings, fairnessOnly, tracingOnly } = parseArgs(process.argv.slice(2)));
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     console.error(`${error.message ? `${error.message}\n` : ''}${USAGE}`);
@@ -132,6 +146,9 @@ async function main(): Promise<number> {
   const serverSettings = await mariadbSettings(serverUrl);
   if (fairnessOnly) {
     return fairnessRun(settings.mode, serverUrl, { ...localMachine(), mariadb, mariadbSettings: serverSettings, postgresql: 'not used', redis: 'not used' });
+  }
+  if (tracingOnly) {
+    return tracingRun(settings, serverUrl, { ...localMachine(), mariadb, mariadbSettings: serverSettings, postgresql: 'not used', redis: 'not used' });
   }
   const database = await createBenchDatabase(serverUrl, benchDatabaseName());
   pending.set(`database ${database.name}`, () => database.drop());
@@ -280,6 +297,35 @@ async function fairnessRun(mode: BenchSettings['mode'], serverUrl: string, machi
   const headline = fairnessHeadline(fairness);
   console.log(JSON.stringify(headline));
   return headline.ok ? 0 : 1;
+}
+
+/**
+ * `--tracing`: the tracing-cost run alone (`runTracingCost`). Prints its report and a last JSON line (the ratios),
+ * writes `bench/results/tracing-latest.json` and `tracing-<mode>.json`. Exit code 1 when a run had problems.
+ */
+async function tracingRun(settings: BenchSettings, serverUrl: string, machine: Machine): Promise<number> {
+  const startedAt = new Date().toISOString();
+  const tracing = await runTracingCost({
+    serverUrl,
+    ops: settings.ops,
+    owners: settings.owners,
+    admitters: settings.concurrency,
+    workers: settings.concurrency,
+    sqsBatchSize: settings.sqsBatchSize,
+    rounds: TRACING_ROUNDS[settings.mode],
+    timeoutMs: Math.max(120_000, settings.ops * 30),
+    cleanups: pending,
+  });
+  const dir = join(repoRoot(), 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const command = `npm run bench -- --tracing${settings.mode === 'quick' ? ' --quick' : ''}${process.argv.some((a) => a.startsWith('--ops')) ? ` --ops ${settings.ops}` : ''}`;
+  const json = `${JSON.stringify({ command, startedAt, machine, tracing }, null, 2)}\n`;
+  const written = ['latest', settings.mode].map((name) => `tracing-${name}.json`);
+  for (const name of written) writeFileSync(join(dir, name), json);
+  console.log(renderTracingTable(tracing));
+  console.log(`\nWrote bench/results/${written.join(', ')}`);
+  console.log(JSON.stringify({ ok: tracing.problems.length === 0, ratios: tracing.ratios }));
+  return tracing.problems.length === 0 ? 0 : 1;
 }
 
 function repoRoot(): string {

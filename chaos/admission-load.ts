@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { ApiClient } from './api-client.js';
+import { answerKey, type ApiClient } from './api-client.js';
 import { CHAOS_TASK_TYPE, type ChaosParams } from './chaos-task.js';
 import type { AdmittedRecord } from './history.js';
 import type { Random } from './random.js';
@@ -16,7 +16,7 @@ export interface LoadCounts {
   refused: number;
   /** Keys never answered with an id after every retry (5xx or network errors throughout). */
   unanswered: number;
-  /** Answers by status class over every call, e.g. `{ '2xx': 900, '5xx': 12, network: 3 }`. */
+  /** Answers to admissions (`answerKey`: 5xx by exact status), e.g. `{ '2xx': 900, '503': 12, network: 3 }`. */
   answers: Record<string, number>;
 }
 
@@ -31,8 +31,6 @@ export interface AdmissionLoadOptions {
   /** Prefix of every idempotency key (unique per run). */
   readonly keyPrefix: string;
 }
-
-const statusClass = (status: number) => (status === 0 ? 'network' : `${Math.floor(status / 100)}xx`);
 
 /**
  * The client side of the chaos run: owners admitting operations through the HTTP API at a steady rate, with random
@@ -106,7 +104,7 @@ export class AdmissionLoad {
       const answers = await Promise.all(double && attempt === 0 ? [client.admit(key, body), client.admit(key, body)] : [client.admit(key, body)]);
       let named = false;
       for (const answer of answers) {
-        this.counts.answers[statusClass(answer.status)] = (this.counts.answers[statusClass(answer.status)] ?? 0) + 1;
+        this.counts.answers[answerKey(answer.status)] = (this.counts.answers[answerKey(answer.status)] ?? 0) + 1;
         const id = answer.status >= 200 && answer.status < 300 ? answer.body?.id : undefined;
         if (typeof id === 'string') {
           this.admitted.push({ ownerUserId: client.ownerUserId, key, id });

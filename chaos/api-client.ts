@@ -5,14 +5,26 @@ export interface ApiAnswer {
 }
 
 /**
+ * How an answer is tallied: `network` (status 0), a 5xx by its exact status (`500`, `503`: an internal error and an
+ * outage apart), anything else by class (`2xx`, `4xx`).
+ */
+export function answerKey(status: number): string {
+  if (status === 0) return 'network';
+  return status >= 500 ? String(status) : `${Math.floor(status / 100)}xx`;
+}
+
+/**
  * A minimal client of the durable-ops HTTP API for one owner (a dev token from `signDevToken`), as a browser or a
  * backend would call it. Never throws: a network error is status 0. Each call gives up after `timeoutMs` (**ms**).
+ * Every answer (admissions, cancels, retries) is counted in `answers` by {@link answerKey} — pass one record to all the
+ * run's clients to tally the run.
  */
 export class ApiClient {
   constructor(
     readonly baseUrl: string,
     readonly ownerUserId: string,
     readonly token: string,
+    readonly answers: Record<string, number> = {},
     readonly timeoutMs = 15_000,
   ) {}
 
@@ -32,6 +44,13 @@ export class ApiClient {
   }
 
   async #call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiAnswer> {
+    const answer = await this.#send(method, path, body, headers);
+    const key = answerKey(answer.status);
+    this.answers[key] = (this.answers[key] ?? 0) + 1;
+    return answer;
+  }
+
+  async #send(method: string, path: string, body: unknown, headers: Record<string, string>): Promise<ApiAnswer> {
     try {
       const response = await fetch(`${this.baseUrl}${path}`, {
         method,

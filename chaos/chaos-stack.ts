@@ -67,6 +67,8 @@ export interface ChaosStack {
   readonly recorder: CallRecorder;
   /** One API client per owner of the load. */
   readonly clients: readonly ApiClient[];
+  /** Every answer the clients got (admissions, cancels, retries), by `answerKey`: `2xx`, `4xx`, `500`, `503`, `network`. */
+  readonly answers: Readonly<Record<string, number>>;
   /** A connection to the private server, reopened when a fault or a restart broke it. */
   admin(): Promise<Connection>;
 }
@@ -132,12 +134,13 @@ export async function startChaosStack(
   });
   onCleanup('workers', () => fleet.stop(5_000));
   await fleet.start();
+  const answers: Record<string, number> = {};
   const clients = await Promise.all(
     Array.from({ length: OWNERS }, async (_, i) => {
       const owner = `chaos-owner-${String(i).padStart(2, '0')}`;
-      return new ApiClient(server.url, owner, await signDevToken(owner, secret));
+      return new ApiClient(server.url, owner, await signDevToken(owner, secret), answers);
     }),
   );
   const leaseMs = taskPolicy(registry.get(CHAOS_TASK_TYPE), runtime.policy).leaseMs;
-  return { config, leaseMs, runtime, queue, fleet, proxies, recorder, clients, admin };
+  return { config, leaseMs, runtime, queue, fleet, proxies, recorder, clients, answers, admin };
 }

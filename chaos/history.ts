@@ -102,6 +102,11 @@ export interface ChaosHistory {
    * harness had the service (then there is nothing to check against the leases).
    */
   readonly externalCalls?: readonly ExternalCallRecord[];
+  /**
+   * Every answer the run's API clients got, by `answerKey` (`2xx`, `4xx`, `500`, `503`, `network`). Absent in histories
+   * recorded before the harness tallied them.
+   */
+  readonly apiAnswers?: Readonly<Record<string, number>>;
   /** The recovery ledger's chain verification (`verifyAllChains`). */
   readonly chains: { readonly checked: number; readonly broken: ReadonlyArray<{ readonly operationId: string; readonly seq: number; readonly reason: string }> };
 }

@@ -15,6 +15,7 @@ export const INVARIANTS = Object.freeze({
   oneNotificationPerTerminal: 'exactly one notification per terminal transition, to the owner',
   capacityMatchesActive: "capacity reservations equal the active operations: their global slots, their owner's counters (active, running)",
   chainsVerify: 'every recovery-ledger chain verifies',
+  noInternalError: 'no API answer was a 500 (a database outage answers 503)',
 } as const);
 /** The name of one of the {@link INVARIANTS}. */
 export type InvariantName = keyof typeof INVARIANTS;
@@ -397,6 +398,8 @@ export function checkHistory(history: ChaosHistory, options: CheckOptions = {}):
   for (const [operationId, slots] of slotsOf) {
     if (!byId.has(operationId)) out.push({ invariant: 'capacityMatchesActive', operationId, detail: `slots [${slots.map((s) => s.poolKey).join(', ')}] held by an operation that does not exist` });
   }
+  const internalErrors = history.apiAnswers?.['500'] ?? 0;
+  if (internalErrors > 0) out.push({ invariant: 'noInternalError', detail: `${internalErrors} API answer(s) were 500 (see api-and-sweeper.log)` });
   for (const broken of history.chains.broken) {
     out.push({ invariant: 'chainsVerify', operationId: broken.operationId, detail: `chain breaks at checkpoint ${broken.seq}: ${broken.reason}` });
   }

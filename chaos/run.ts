@@ -150,7 +150,7 @@ async function run(options: ChaosOptions): Promise<number> {
   const recorded = await stack.recorder.calls();
   const history: ChaosHistory = await retried(3, async () => {
     await sweepWith(stack.runtime);
-    return readHistory(stack.runtime.store, load.admitted, recorded.calls);
+    return { ...(await readHistory(stack.runtime.store, load.admitted, recorded.calls)), apiAnswers: { ...stack.answers } };
   });
   writeFileSync(join(dir, 'history.json'), JSON.stringify(history));
   const check = checkHistory(history);
@@ -161,6 +161,7 @@ async function run(options: ChaosOptions): Promise<number> {
     faults: faultCounts(stack, injector),
     faultErrors: recorded.refused > 0 ? { ...injector.errors, recorder_refused_call: recorded.refused } : injector.errors,
     sweepErrors,
+    apiAnswers: history.apiAnswers ?? {},
     workerCrashes: stack.fleet.unexpectedExits,
     check,
     historyFile: join(dir, 'history.json'),

@@ -32,6 +32,11 @@ export interface ChaosSummary {
   readonly faults: Readonly<Record<FaultKind, number>>;
   readonly faultErrors: Readonly<Record<string, number>>;
   readonly sweepErrors: number;
+  /**
+   * Every API answer of the run (admissions, cancels, retries) by `answerKey`; `500` and `503` are always present:
+   * a 503 is a database outage answered as one (allowed), a 500 breaks the `noInternalError` invariant.
+   */
+  readonly apiAnswers: Readonly<Record<string, number>>;
   /** Worker processes that exited on their own (a crash of the code under test; the run fails). */
   readonly workerCrashes: number;
   /** Operations still active when the history was read. */
@@ -51,6 +56,7 @@ export interface SummaryInput {
   readonly faults: Record<FaultKind, number>;
   readonly faultErrors: Record<string, number>;
   readonly sweepErrors: number;
+  readonly apiAnswers: Readonly<Record<string, number>>;
   readonly workerCrashes: number;
   readonly check: CheckResult;
   readonly historyFile: string;
@@ -78,6 +84,7 @@ export function summaryOf(input: SummaryInput): ChaosSummary {
     faults: input.faults,
     faultErrors: input.faultErrors,
     sweepErrors: input.sweepErrors,
+    apiAnswers: { '500': 0, '503': 0, ...input.apiAnswers },
     workerCrashes: input.workerCrashes,
     stillActive: input.check.stillActive,
     violations: input.check.violations.length,
@@ -99,6 +106,7 @@ export function renderSummary(s: ChaosSummary): string {
         : `; of attempts whose lease expired, the latest call arrived ${s.closestCallToExpiryMs >= 0 ? `${s.closestCallToExpiryMs} ms before` : `${-s.closestCallToExpiryMs} ms after`} its lease ended`
     }`,
     `admissions: ${s.admissions.keys} keys, ${s.admissions.admitted} admitted, ${s.admissions.doubleClicks} double clicks, ${s.admissions.refused} refused, ${s.admissions.unanswered} unanswered; answers ${JSON.stringify(s.admissions.answers)}`,
+    `API answers: 503 (database unavailable) ${s.apiAnswers['503'] ?? 0}, 500 (internal error) ${s.apiAnswers['500'] ?? 0}; all ${JSON.stringify(s.apiAnswers)}`,
     'faults injected:',
     ...Object.entries(s.faults).map(([k, v]) => `  ${k.padEnd(18)} ${String(v).padStart(6)}`),
     'invariants:',

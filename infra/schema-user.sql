@@ -3,7 +3,8 @@
 -- each password to the value given). See infra/RUNBOOK.md "2. The schema and its users".
 --
 --   { printf "SET @app_password='%s', @migrator_password='%s';\n" "<AppSecret password>" "<MigratorSecret password>"
---     cat infra/schema-user.sql; } | mariadb --host=<InstanceEndpoint> --user=<master user> --password --ssl
+--     cat infra/schema-user.sql; } | mariadb --host=<InstanceEndpoint> --user=<master user> --password \
+--       --ssl --ssl-verify-server-cert --ssl-ca=global-bundle.pem
 --
 -- Variables (set them in the same session before the script, as above):
 --   @app_password, @migrator_password   required: the passwords stored in the AppSecret / MigratorSecret secrets
@@ -18,7 +19,9 @@
 -- that record operation_events run with the migration user's rights, so keep that user; with binary logging on,
 -- creating them also needs log_bin_trust_function_creators=1, see RUNBOOK §1).
 -- Neither may grant, read other schemas or administer the server. Both connect from any host ('%'): RDS Proxy connects
--- from addresses in its subnets, and the security groups decide who reaches the database at all.
+-- from addresses in its subnets, and the security groups decide who reaches the database at all. Both REQUIRE SSL:
+-- the server refuses either in the clear (ERROR 1045, Access denied), as the parameter group's
+-- require_secure_transport also does for every user (infra/rds-mariadb.yml); each run sets it again on existing users.
 --
 -- Names and passwords go through QUOTE() / backtick-escaping in EXECUTE IMMEDIATE, so no value is spliced unescaped.
 
@@ -39,13 +42,13 @@ SET @migrator_account = CONCAT(QUOTE(@migrator_user), '@''%''');
 EXECUTE IMMEDIATE CONCAT('CREATE DATABASE IF NOT EXISTS ', @schema_id, ' CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin');
 
 -- The application user: rows, and calling the stored procedures.
-EXECUTE IMMEDIATE CONCAT('CREATE USER IF NOT EXISTS ', @app_account, ' IDENTIFIED BY ', QUOTE(@app_password));
-EXECUTE IMMEDIATE CONCAT('ALTER USER ', @app_account, ' IDENTIFIED BY ', QUOTE(@app_password));
+EXECUTE IMMEDIATE CONCAT('CREATE USER IF NOT EXISTS ', @app_account, ' IDENTIFIED BY ', QUOTE(@app_password), ' REQUIRE SSL');
+EXECUTE IMMEDIATE CONCAT('ALTER USER ', @app_account, ' IDENTIFIED BY ', QUOTE(@app_password), ' REQUIRE SSL');
 EXECUTE IMMEDIATE CONCAT('GRANT SELECT, INSERT, UPDATE, DELETE, EXECUTE ON ', @schema_id, '.* TO ', @app_account);
 
 -- The migration user: rows (kysely's migration bookkeeping tables) and schema changes, triggers and procedures included.
-EXECUTE IMMEDIATE CONCAT('CREATE USER IF NOT EXISTS ', @migrator_account, ' IDENTIFIED BY ', QUOTE(@migrator_password));
-EXECUTE IMMEDIATE CONCAT('ALTER USER ', @migrator_account, ' IDENTIFIED BY ', QUOTE(@migrator_password));
+EXECUTE IMMEDIATE CONCAT('CREATE USER IF NOT EXISTS ', @migrator_account, ' IDENTIFIED BY ', QUOTE(@migrator_password), ' REQUIRE SSL');
+EXECUTE IMMEDIATE CONCAT('ALTER USER ', @migrator_account, ' IDENTIFIED BY ', QUOTE(@migrator_password), ' REQUIRE SSL');
 EXECUTE IMMEDIATE CONCAT('GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, INDEX, REFERENCES, TRIGGER, CREATE ROUTINE, ALTER ROUTINE ON ', @schema_id, '.* TO ', @migrator_account);
 
 -- Forget the passwords for the rest of this session.

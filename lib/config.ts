@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_RUNNING_PER_OWNER } from './capacity/capacity-policy.js';
 import { ConfigError } from './errors.js';
+import { OwnerUserIdSchema } from './owners/owner-user-id.js';
 
 const seconds = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
 const flag = z
@@ -39,6 +40,39 @@ const originList = z
   });
 
 /**
+ * A comma-separated list (blanks around commas ignored), deduplicated, each item checked by `item`; empty when unset.
+ */
+const commaList = (item: z.ZodType<string>) =>
+  z
+    .string()
+    .default('')
+    .transform((list, ctx) => {
+      const items = [...new Set(list.split(',').map((i) => i.trim()).filter((i) => i !== ''))];
+      for (const value of items) {
+        const parsed = item.safeParse(value);
+        if (!parsed.success) ctx.addIssue({ code: 'custom', message: `"${value}": ${parsed.error.issues[0]?.message ?? 'invalid'}` });
+      }
+      return Object.freeze(items) as readonly string[];
+    });
+
+/**
+ * A comma-separated list of host names (RFC 1123 §2.1 labels), IPv4 addresses or bracketed IPv6 addresses, without a
+ * port, compared case-insensitively: stored lower case and deduplicated; empty when unset.
+ */
+const hostList = z
+  .string()
+  .default('')
+  .transform((list, ctx) => {
+    const hosts = [...new Set(list.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== ''))];
+    for (const host of hosts) {
+      if (!/^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]+\])$/.test(host)) {
+        ctx.addIssue({ code: 'custom', message: `"${host}" is not a host name (no scheme, port, path or wildcard: e.g. devbox.lan or 192.168.1.20)` });
+      }
+    }
+    return Object.freeze(hosts) as readonly string[];
+  });
+
+/**
  * The environment durable-ops reads, with defaults (README "Configuration" documents each). All durations are
  * in **seconds** unless the name says otherwise.
  */
@@ -63,7 +97,16 @@ export const ConfigSchema = z
     RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     /** mysql2 pool size; at least 2, because recovery-ledger writes take a connection of their own (docs/design.md §8). */
     DB_POOL_SIZE: z.coerce.number().int().min(2).max(100).default(10),
-    DEV_JWT_SECRET: z.string().min(32, 'DEV_JWT_SECRET must be at least 32 characters').default('durable-ops-local-dev-secret-do-not-use-in-aws'),
+    /**
+     * HS256 secret the local stack verifies dev tokens with (and `npm run token` signs them with). @default unset: the
+     * secret generated on first use in the local data directory (`lib/local/dev-secret.ts`)
+     */
+    DEV_JWT_SECRET: z.string().min(32, 'DEV_JWT_SECRET must be at least 32 characters').optional(),
+    /**
+     * Host names, besides the loopback ones, the local server answers for (its `Host` check, `lib/local/local-host.ts`):
+     * exact names or IP addresses, comma-separated, no port. @default none: localhost, 127.0.0.1, [::1], *.localhost only
+     */
+    LOCAL_ALLOWED_HOSTS: hostList,
     SQS_QUEUE_URL: z.string().url().optional(),
     SQS_ENDPOINT: z.string().url().optional(),
     /** The worker queue's dead-letter queue, read by `npm run redrive-dlq` and `POST /api/ops/dlq/redrive`. */
@@ -124,6 +167,21 @@ export const ConfigSchema = z
      * API Gateway does, from the `corsAllowedOrigins` stage parameter. @default none: no CORS headers, same-origin only
      */
     CORS_ALLOWED_ORIGINS: originList,
+    /**
+     * Who is an operator (README "Operator identity"; `lib/http/operator-identity.ts`): the operator routes accept only
+     * tokens that pass every rule set here, and the scope (`ops:read` / `ops:write`) then chooses read vs write.
+     * `OPERATOR_JWT_ISSUER`: the operator identity provider's `iss`, exactly (in AWS the `operatorJwtIssuer` stage
+     * parameter of the second JWT authorizer); `OPERATOR_JWT_AUDIENCE`: its audience or app client id (`aud`/`client_id`).
+     * @default none of them: no token is an operator's, every operator route answers 404
+     */
+    OPERATOR_JWT_ISSUER: z.string().min(1).max(2048).optional(),
+    OPERATOR_JWT_AUDIENCE: z.string().min(1).max(2048).optional(),
+    /** The claim that lists a caller's groups, e.g. `cognito:groups`; needs `OPERATOR_GROUPS`. */
+    OPERATOR_GROUP_CLAIM: z.string().min(1).max(128).optional(),
+    /** Comma-separated groups (in `OPERATOR_GROUP_CLAIM`) whose members are operators. */
+    OPERATOR_GROUPS: commaList(z.string().max(256)),
+    /** Comma-separated subjects (`sub`, the owner-id rule) that are operators. */
+    OPERATOR_SUBJECTS: commaList(OwnerUserIdSchema),
   })
   .transform((c) => ({ ...c, HEARTBEAT_SECONDS: c.HEARTBEAT_SECONDS ?? Math.max(1, Math.floor(c.LEASE_SECONDS / 3)) }))
   .refine((c) => c.LEASE_FENCE_MARGIN_SECONDS === undefined || c.LEASE_FENCE_MARGIN_SECONDS * 2 < c.LEASE_SECONDS, {
@@ -145,6 +203,14 @@ export const ConfigSchema = z
   .refine((c) => c.RETRY_BASE_SECONDS <= c.RETRY_MAX_SECONDS, {
     message: 'RETRY_BASE_SECONDS must not exceed RETRY_MAX_SECONDS',
     path: ['RETRY_BASE_SECONDS'],
+  })
+  .refine((c) => c.OPERATOR_JWT_AUDIENCE === undefined || c.OPERATOR_JWT_ISSUER !== undefined, {
+    message: 'OPERATOR_JWT_AUDIENCE is set but OPERATOR_JWT_ISSUER is not',
+    path: ['OPERATOR_JWT_ISSUER'],
+  })
+  .refine((c) => (c.OPERATOR_GROUP_CLAIM === undefined) === (c.OPERATOR_GROUPS.length === 0), {
+    message: 'OPERATOR_GROUP_CLAIM and OPERATOR_GROUPS go together: set both or neither',
+    path: ['OPERATOR_GROUPS'],
   });
 
 /** The parsed, frozen configuration. */

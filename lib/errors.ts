@@ -258,3 +258,24 @@ export class StoreConnectionBusyError extends DurableOpsError {
     );
   }
 }
+
+/**
+ * Thrown when the database cannot be reached or cannot serve the statement: a connection refused, reset or lost, too
+ * many connections, a server shutting down or restarting, a connect timeout, or RDS Proxy timing out waiting for a
+ * database connection (the list is `databaseUnavailableReason` in `lib/db/database-unavailable.ts`). Translated once,
+ * in the store's MariaDB driver; HTTP 503 with `Retry-After`. `reason` is the driver's code (`ECONNREFUSED`,
+ * `ER_CON_COUNT_ERROR`, `9501`…) — safe to log, never sent to a client; `cause` is the driver error.
+ *
+ * The transaction it interrupted did not commit — except when the connection was lost after `COMMIT` was sent and
+ * before its answer (in doubt: it may have committed). Either way a client retrying with the same `Idempotency-Key`
+ * is safe: nothing was written, or the admission replays (docs/design.md §2, Idempotency).
+ */
+export class DatabaseUnavailableError extends DurableOpsError {
+  readonly code = 'database_unavailable' as const;
+  constructor(
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super('The database is unavailable; try again shortly. A request with an Idempotency-Key is safe to repeat with the same key.', options);
+  }
+}

@@ -2,6 +2,7 @@ import { loadCapacityPolicy } from './capacity/capacity-policy.js';
 import type { CapacityPolicy } from './capacity/capacity-policy.js';
 import type { Config } from './config.js';
 import { ConfigError } from './errors.js';
+import { operatorRuleFromConfig, type OperatorRule } from './http/operator-identity.js';
 import { createProcessLogger, type Logger } from './logger.js';
 import { noopMetrics, type OpsMetrics } from './observability/metrics.js';
 import { assertMatchedRowCounts } from './db/row-count-check.js';
@@ -39,6 +40,8 @@ export interface Runtime {
   readonly results?: ResultObjects;
   /** The model routes of model tasks (docs/design.md §5), with their process-local circuit breakers. */
   readonly models: ModelRoutes;
+  /** Who is an operator (`OPERATOR_*`, `lib/http/operator-identity.ts`); `undefined`: nobody, every operator route is a 404. */
+  readonly operatorRule: OperatorRule | undefined;
   /** Closes the database pool (and the S3, DLQ and Lambda clients, if any). */
   close(): Promise<void>;
 }
@@ -113,6 +116,7 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     results,
     ...(deadLetters ? { deadLetters } : {}),
     models,
+    operatorRule: operatorRuleFromConfig(config),
     close: async () => {
       results?.s3.destroy();
       deadLetters?.client.destroy();

@@ -5,8 +5,9 @@
  * It first builds the operator console (`dist/console`, served at /console); a failed console build is reported and the
  * API starts anyway.
  */
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { loadConfig, type Config } from '../lib/config.js';
+import { localDataDir } from '../lib/local/dev-secret.js';
 import { startLocalStack } from '../lib/local/local-stack.js';
 import { isStandIn } from '../lib/local/local-models.js';
 import { describeError } from '../lib/logger.js';
@@ -19,8 +20,7 @@ import { tracingSettingsFromEnv, type TracingSettings } from '../lib/tracing/tra
  * directory — the SQLite database's (`.data/` by default), or `.data/` for a MariaDB or in-memory database.
  */
 function localTraceFile(databaseUrl: string): string {
-  const file = /^(?:sqlite|file):(.+)$/.exec(databaseUrl)?.[1];
-  return join(file && file !== ':memory:' ? dirname(file) : '.data', 'traces.jsonl');
+  return join(localDataDir(databaseUrl), 'traces.jsonl');
 }
 
 // The AWS SDK is pinned to exact releases that run on Node 20; its "newer releases will need Node 22" notice is noise.

@@ -5,7 +5,9 @@ import { migrateAllDown, migrateToLatest, type MigrationReport } from '../../lib
 import { LAMBDA_FUNCTION_PATTERN, migrateRemote } from '../../lib/db/remote-migrate.js';
 import { MigrationFailedError } from '../../lib/db/migration-errors.js';
 import { openStore, parseDatabaseUrl } from '../../lib/db/store.js';
+import { ConfigError } from '../../lib/errors.js';
 import { parseArguments, print, reportFailure, UsageError, type CliCommand } from '../cli-support.js';
+import { confirmAtTerminal } from '../confirm.js';
 
 const USAGE = 'usage: durable-ops migrate [--down [--yes]]\n       durable-ops migrate --remote <migrate function name or ARN>';
 
@@ -30,10 +32,13 @@ function printReport(report: MigrationReport, failed = false): void {
 
 /**
  * `durable-ops migrate [--down]`: applies every pending migration to `DATABASE_URL` (or, with `--down`, rolls every
- * migration back — this drops all operation history; local databases only, and on MariaDB only with `--yes`). `durable-ops migrate --remote <function>`:
- * invokes the deployed migrate Lambda (the same static migration provider, bundled) with `@aws-sdk/client-lambda`, in the
- * AWS account and region of the environment's credentials (`AWS_REGION`; `LAMBDA_ENDPOINT` for a local Invoke API), and
- * prints each migration's result. Exit codes: 0 done, 1 a migration or invocation failed, 2 bad arguments.
+ * migration back — this drops every table and all operation history, SQLite or MariaDB alike; local databases only, and
+ * only with `--yes` or a `yes` typed at the terminal prompt: without a terminal and without `--yes` it refuses, exit 2,
+ * before opening the database). `durable-ops migrate --remote <function>`: invokes the deployed migrate Lambda (the same
+ * static migration provider, bundled) with `@aws-sdk/client-lambda`, in the AWS account and region of the environment's
+ * credentials (`AWS_REGION` or the profile's `region` — there is no default: without one it fails before invoking;
+ * `LAMBDA_ENDPOINT` for a local Invoke API), and prints each migration's result. Exit codes: 0 done, 1 a migration or
+ * invocation failed, no region, or a `--down` not confirmed at the prompt, 2 bad arguments.
  */
 export const migrateCommand: CliCommand = {
   name: 'migrate',
@@ -53,6 +58,10 @@ export const migrateCommand: CliCommand = {
           ...(config.LAMBDA_ENDPOINT ? { endpoint: config.LAMBDA_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
         });
         try {
+          // A missing region would otherwise surface as the SDK's bare "Region is missing" from inside the invoke.
+          await client.config.region().catch(() => {
+            throw new ConfigError('migrate --remote needs the region of the deployed stack: set AWS_REGION (or a region in the AWS profile); it never assumes one');
+          });
           printReport(await migrateRemote(client, command.functionName));
           return 0;
         } catch (error) {
@@ -63,10 +72,17 @@ export const migrateCommand: CliCommand = {
           client.destroy();
         }
       }
-      if (command.down && parseDatabaseUrl(config.DATABASE_URL).kind === 'mariadb' && !command.yes) {
-        // Rolling back drops every table and all history: on a server database, only when asked twice.
-        process.stderr.write('migrate --down drops every table of this MariaDB database and all its history; add --yes to confirm.\n');
-        return 2;
+      if (command.down && !command.yes) {
+        // Rolling back drops every table and all history — also of a running local stack's SQLite file: only when asked twice.
+        const warning = `migrate --down drops every table of this ${parseDatabaseUrl(config.DATABASE_URL).kind === 'mariadb' ? 'MariaDB' : 'SQLite'} database (DATABASE_URL) and all its history.`;
+        if (!process.stdin.isTTY) {
+          process.stderr.write(`${warning} Add --yes to confirm.\n`);
+          return 2;
+        }
+        if (!(await confirmAtTerminal(warning))) {
+          process.stderr.write('Not confirmed: nothing changed.\n');
+          return 1;
+        }
       }
       const store = openStore(config.DATABASE_URL);
       try {

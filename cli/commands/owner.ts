@@ -1,26 +1,23 @@
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
 import { PlanNameSchema } from '../../lib/capacity/capacity-policy.js';
 import { loadConfig } from '../../lib/config.js';
 import { openStore } from '../../lib/db/store.js';
-import { FieldLimits } from '../../lib/validation/field-limits.js';
 import { parseOrThrow } from '../../lib/validation/parse-or-throw.js';
 import { loadOwnerSettings, setOwnerPlan } from '../../lib/owners/owner-settings.js';
+import { OwnerUserIdSchema } from '../../lib/owners/owner-user-id.js';
 import { MIGRATE_HINT, parseArguments, print, reportFailure, UsageError, type CliCommand } from '../cli-support.js';
 
 const USAGE = 'usage: durable-ops owner show <sub>\n       durable-ops owner set-plan <sub> <plan>';
 
-/** The owner id as the API sees it: the JWT `sub`, 1–128 characters. */
-const SubSchema = z.string().min(1).max(FieldLimits.ownerUserId);
 
 type Command = { readonly name: 'show'; readonly sub: string } | { readonly name: 'set-plan'; readonly sub: string; readonly plan: string };
 
 function parseCommand(args: readonly string[]): Command {
   const { positionals } = parseArgs({ args: [...args], options: {}, allowPositionals: true, strict: true });
   const [name, sub, plan, ...extra] = positionals;
-  if (name === 'show' && sub !== undefined && plan === undefined) return { name, sub: parseOrThrow(SubSchema, sub, 'sub') };
+  if (name === 'show' && sub !== undefined && plan === undefined) return { name, sub: parseOrThrow(OwnerUserIdSchema, sub, 'sub') };
   if (name === 'set-plan' && sub !== undefined && plan !== undefined && extra.length === 0) {
-    return { name, sub: parseOrThrow(SubSchema, sub, 'sub'), plan: parseOrThrow(PlanNameSchema, plan, 'plan') };
+    return { name, sub: parseOrThrow(OwnerUserIdSchema, sub, 'sub'), plan: parseOrThrow(PlanNameSchema, plan, 'plan') };
   }
   throw new UsageError(name === 'show' || name === 'set-plan' ? `wrong number of arguments for ${name}` : `unknown command ${JSON.stringify(name ?? '')}`);
 }

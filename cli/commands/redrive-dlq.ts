@@ -22,7 +22,7 @@ function parseMax(args: readonly string[]): number {
 /**
  * `durable-ops redrive-dlq [--max <n>]`: moves up to `n` (1–1000, default 100) dead letters from `SQS_DLQ_URL` back to
  * `SQS_QUEUE_URL`, each through the recovery ledger in `DATABASE_URL` (`redriveDeadLetters`: a dead letter is never
- * redriven twice), and prints the counts as one line of JSON: `{"redriven":…,"skipped":…,"rejected":…}`. `SQS_ENDPOINT`
+ * redriven twice), and prints the counts as one line of JSON: `{"moved":…,"skipped":…,"rejected":…}` (the names `POST /api/ops/dlq/redrive` answers with). `SQS_ENDPOINT`
  * points it at an emulator. It never migrates. Exit codes: 0 done, 1 a configuration, SQS or database failure (messages
  * already handled stay handled), 2 bad arguments.
  */

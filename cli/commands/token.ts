@@ -1,14 +1,16 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { loadConfig } from '../../lib/config.js';
+import { localDevSecret } from '../../lib/local/dev-secret.js';
 import { signDevToken } from '../../lib/local/dev-token.js';
+import { OwnerUserIdSchema } from '../../lib/owners/owner-user-id.js';
 import { parseOrThrow } from '../../lib/validation/parse-or-throw.js';
 import { parseArguments, print, reportFailure, UsageError, type CliCommand } from '../cli-support.js';
 
 const USAGE = 'usage: durable-ops token <sub> [--scope a,b] [--expires-in 12h]';
 
 const ArgsSchema = z.strictObject({
-  sub: z.string().min(1, 'the subject (user id) is required').max(128),
+  sub: OwnerUserIdSchema,
   scope: z.array(z.string().min(1)).max(32),
   expiresIn: z.string().regex(/^[1-9][0-9]{0,5}(s|m|h|d)$/, 'must be a number and a unit s, m, h or d, e.g. 12h'),
 });
@@ -25,8 +27,11 @@ function parseTokenArgs(args: readonly string[]): z.output<typeof ArgsSchema> {
 
 /**
  * `durable-ops token <sub> [--scope a,b] [--expires-in 12h]`: prints a dev JWT for the local stack — HS256, signed with
- * `DEV_JWT_SECRET` from the environment (or its local default) — that the local HTTP server accepts as the owner `<sub>`
- * (`--scope ops:read,ops:write` for an operator). Exit code 2 with the usage on bad arguments.
+ * the local stack's dev secret (`DEV_JWT_SECRET` when set, else the one generated in the local data directory of
+ * `DATABASE_URL`, created here if `npm start` has not yet: `localDevSecret`) — that the local HTTP server of the same
+ * checkout accepts as the owner `<sub>` (`--scope ops:read,ops:write` for an operator: a token asking for an `ops:`
+ * scope also carries the local operator group, which the local stack's operator rule allows, `lib/local/dev-operator.ts`).
+ * `<sub>` follows the one owner-id rule (`OwnerUserIdSchema`). Exit code 2 with the usage on bad arguments.
  */
 export const tokenCommand: CliCommand = {
   name: 'token',
@@ -36,7 +41,7 @@ export const tokenCommand: CliCommand = {
     const parsed = parseArguments(parseTokenArgs, args, USAGE);
     if (!parsed) return 2;
     return reportFailure('token', async () => {
-      print(await signDevToken(parsed.sub, loadConfig(process.env).DEV_JWT_SECRET, { expiresIn: parsed.expiresIn, scope: parsed.scope }));
+      print(await signDevToken(parsed.sub, await localDevSecret(loadConfig(process.env)), { expiresIn: parsed.expiresIn, scope: parsed.scope }));
       return 0;
     });
   },

@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { Kysely, MysqlDialect, type RawBuilder } from 'kysely';
+import { Kysely, type RawBuilder } from 'kysely';
 import { BoundedSqliteDialect } from './bounded-sqlite-dialect.js';
+import { UnavailableTranslatingMysqlDialect } from './unavailable-translating-mysql-dialect.js';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createPool } from 'mysql2';
@@ -90,7 +91,9 @@ export function parseDatabaseUrl(value: string): DatabaseTarget {
  *
  * MariaDB connections are configured so driver types match the row types: UTC (`timezone: 'Z'`,
  * session `time_zone = '+00:00'`), READ COMMITTED sessions, `dateStrings` (timestamps stay strings with microseconds), strict SQL mode
- * (over-long strings are errors, never silently truncated), utf8mb4; over verified TLS with `?ssl=true`.
+ * (over-long strings are errors, never silently truncated), utf8mb4; over verified TLS with `?ssl=true`. A driver error
+ * meaning the database is unavailable (refused, reset, lost, too many connections, shutdown) surfaces as
+ * `DatabaseUnavailableError` (`UnavailableTranslatingMysqlDialect`).
  *
  * SQLite has one connection, which a transaction holds until it ends; a statement waits for it at most
  * `SQLITE_CONNECTION_WAIT_MS` (30 s) and then fails with `StoreConnectionBusyError` instead of waiting for good — a
@@ -132,7 +135,7 @@ export function openStore(databaseUrl: string, options: OpenStoreOptions = {}): 
         "SET SESSION time_zone = '+00:00', SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION', SESSION tx_isolation = 'READ-COMMITTED'",
       );
     });
-    const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) });
+    const db = new Kysely<Database>({ dialect: new UnavailableTranslatingMysqlDialect({ pool }) });
     return buildStore(db, mariadbCapabilities, offset);
   }
   // Loaded only when SQLite is asked for (and before any directory is made), so a Lambda bundle (MariaDB only) never

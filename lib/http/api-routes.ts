@@ -82,3 +82,12 @@ export const API_ROUTES: readonly ApiRoute[] = [
     },
   },
 ];
+
+/**
+ * The HTTP methods `route` answers: its own, and for a public `GET` also `HEAD` — the same status and headers without
+ * the body (RFC 9110 §9.3.2), so `curl -I` and link checkers work without a token. API Gateway HTTP API matches a
+ * `GET` route for GET requests only, so `serverless.yml` deploys each such `HEAD` route beside its `GET`.
+ */
+export function methodsOf(route: ApiRoute): readonly (ApiRoute['method'] | 'HEAD')[] {
+  return route.access === 'public' && route.method === 'GET' ? ['GET', 'HEAD'] : [route.method];
+}

@@ -96,6 +96,21 @@ const CONTENT_TOO_LARGE: ResponseConfig = {
   content: problemContent,
 };
 
+/**
+ * The 415 of every route that takes a body (`checkRequestBody`, `lib/http/json-body.ts`): a body not declared as JSON
+ * (RFC 9110 §15.5.16).
+ */
+const UNSUPPORTED_MEDIA_TYPE: ResponseConfig = {
+  description:
+    'The body is not declared as JSON (`code: unsupported_media_type`): send `Content-Type: application/json` (or an ' +
+    '`application/…+json` type; a `charset` only `utf-8`). A body without any `Content-Type` is refused too — curl’s `-d` ' +
+    'sends `application/x-www-form-urlencoded` unless told otherwise. The body is not parsed.',
+  content: problemContent,
+};
+
+/** What the 400 of every route that takes no body says about one (`checkRequestBody`). */
+const BODY_NOT_TAKEN = 'A request body was sent: this route takes none (`errors[0].path` is `body`).';
+
 /** The 304 of a conditional GET (RFC 9110 §15.4.5): no content, the same strong `ETag`. */
 const NOT_MODIFIED: ResponseConfig = {
   description: 'Not Modified: `If-None-Match` matches the current `ETag`, so the copy the client holds is current. No content (RFC 9110 §15.4.5).',
@@ -105,6 +120,22 @@ const NOT_MODIFIED: ResponseConfig = {
 /** The 500 of every route: a generic problem that never names an internal detail. */
 const INTERNAL_ERROR: ResponseConfig = {
   description: 'An unexpected server error (`code: internal_error`, `type: about:blank`); the body names no internal detail.',
+  content: problemContent,
+};
+
+/**
+ * The 503 of every route that reads or writes the database (all but the `meta` documents, generated in process): the database is down,
+ * restarting, out of connections, or the connection was cut (`DatabaseUnavailableError`). `Retry-After` is
+ * `DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS`.
+ */
+const SERVICE_UNAVAILABLE: ResponseConfig = {
+  description:
+    'The database is unavailable for now (`code: database_unavailable`): a restart, a failover, too many connections, or a cut ' +
+    'connection. Safe to retry after `Retry-After` seconds; a request with an `Idempotency-Key` is retried with the same key — ' +
+    'nothing was written, or, if the connection was lost after the commit, the retry gets the replay.',
+  headers: z.object({
+    'Retry-After': z.number().int().min(1).meta({ description: 'Seconds to wait before trying again (RFC 9110 §10.2.3).' }),
+  }),
   content: problemContent,
 };
 
@@ -142,7 +173,9 @@ function routeConfig(route: ApiRoute): RouteConfig {
   if (declared !== templateParams(route.path).sort().join(', ')) throw new Error(`${where}: its doc declares path parameters [${declared}]`);
   const successes = Object.entries(doc.success).map(([status, success]) => [status, successResponse(success)] as const);
   if (successes.length === 0) throw new Error(`${where}: its doc declares no success response`);
-  const problems = Object.entries(doc.problems).map(([status, text]) => [status, problemResponse(Number(status) as ProblemStatus, text)] as const);
+  // A route without a body answers one with 400, so its 400 says so (or is that alone).
+  const documented: RouteDoc['problems'] = doc.body ? doc.problems : { ...doc.problems, 400: doc.problems[400] ? `${doc.problems[400]} ${BODY_NOT_TAKEN}` : BODY_NOT_TAKEN };
+  const problems = Object.entries(documented).map(([status, text]) => [status, problemResponse(Number(status) as ProblemStatus, text)] as const);
   const headers = { ...(doc.idempotencyKey ? IDEMPOTENCY_KEY_HEADER : {}), ...(doc.conditional ? IF_NONE_MATCH_HEADER : {}) };
   return {
     method: route.method.toLowerCase() as RouteConfig['method'],
@@ -164,8 +197,9 @@ function routeConfig(route: ApiRoute): RouteConfig {
       ...problems,
       ...(route.access === 'public' ? [] : [['401', UNAUTHORIZED] as const]),
       ['405', METHOD_NOT_ALLOWED],
-      ...(doc.body ? [['413', CONTENT_TOO_LARGE] as const] : []),
+      ...(doc.body ? [['413', CONTENT_TOO_LARGE] as const, ['415', UNSUPPORTED_MEDIA_TYPE] as const] : []),
       ['500', INTERNAL_ERROR],
+      ...(doc.tag === 'meta' ? [] : [['503', SERVICE_UNAVAILABLE] as const]),
     ]),
   };
 }
@@ -197,7 +231,8 @@ const INFO: Record<DocumentAudience, { readonly title: string; readonly descript
     title: 'durable-ops operator API',
     description:
       `${pkg.description}: the operator surface (docs/design.md §8). Every route needs \`Authorization: Bearer <JWT>\` whose ` +
-      '`scope` claim holds `ops:read` (GET) or `ops:write` (POST); to any other caller each route, and this document, is a 404, ' +
+      'token passes the configured operator rule (an operator issuer/audience, group or subject list; README "Operator identity") ' +
+      'and whose space-separated `scope` claim holds `ops:read` (GET) or `ops:write` (POST); to any other caller each route, and this document, is a 404, ' +
       'never a 401/403 that would confirm it. Errors are RFC 9457 `application/problem+json`. The local server refuses any ' +
       'request body over 1 MiB with 413.',
   },
@@ -211,8 +246,8 @@ const belongsTo = (route: ApiRoute, audience: DocumentAudience) => (audience ===
  * one operation per route, from its {@link RouteDoc} — path and query parameters, the `Idempotency-Key` and
  * `If-None-Match` headers, the JSON body, every success response with its DTO schema and headers (and a `304` for a
  * conditional GET), and an RFC 9457 `application/problem+json` response ({@link ProblemSchema}) for each documented
- * error status, plus 401 on every authenticated route, 405 on every route, 413 on every route that takes a body and
- * 500 on every route. Owner routes require the {@link BEARER_SCHEME} JWT scheme, operator routes the same scheme with
+ * error status, plus 401 on every authenticated route, 405 on every route, 413 and 415 on every route that takes a body,
+ * a 400 (or a sentence added to the route's own) for a body sent to a route that takes none, and 500 on every route. Owner routes require the {@link BEARER_SCHEME} JWT scheme, operator routes the same scheme with
  * their scope, public routes nothing (`security: []`).
  *
  * The `owner` document lists every owner and public route and never an operator route: those answer 404 to everyone
@@ -232,7 +267,7 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[], audience: Docu
     description:
       audience === 'owner'
         ? 'A JWT whose `sub` claim is the owner. The API Gateway JWT authorizer verifies it.'
-        : 'A JWT whose `scope` claim holds the route’s scope (`ops:read` or `ops:write`). The API Gateway JWT authorizer verifies it.',
+        : 'A JWT that passes the operator rule and whose `scope` claim holds the route’s scope (`ops:read` or `ops:write`). The API Gateway operator JWT authorizer verifies it.',
   });
   const operationIds = new Set<string>();
   const documented = routes.filter((route) => belongsTo(route, audience));

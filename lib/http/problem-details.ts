@@ -3,6 +3,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { z } from 'zod';
 import {
   CapacityExhaustedError,
+  DatabaseUnavailableError,
   DeadLetterQueueNotConfiguredError,
   DurableOpsError,
   IdempotencyKeyReusedError,
@@ -20,7 +21,7 @@ import {
   ValidationError,
 } from '../errors.js';
 import { describeError, type Logger } from '../logger.js';
-import { ContentTooLargeError, MethodNotAllowedError, RouteNotFoundError } from './http-errors.js';
+import { ContentTooLargeError, HostNotAllowedError, MethodNotAllowedError, RouteNotFoundError, UnsupportedMediaTypeError } from './http-errors.js';
 import { statusUrlOf } from '../operations/owner/operation-dto.js';
 import {
   ChainBrokenError,
@@ -96,10 +97,21 @@ const STATUS_OF: ReadonlyArray<{ readonly error: ErrorClass; readonly status: nu
   { error: ChainBrokenError, status: 409, title: 'Recovery chain broken' },
   { error: DeadLetterQueueNotConfiguredError, status: 409, title: 'No dead-letter queue' },
   { error: ContentTooLargeError, status: 413, title: 'Content too large' },
+  { error: UnsupportedMediaTypeError, status: 415, title: 'Unsupported media type' },
+  { error: HostNotAllowedError, status: 421, title: 'Host not allowed' },
   { error: IdempotencyKeyReusedError, status: 422, title: 'Idempotency-Key reused' },
   { error: CapacityExhaustedError, status: 429, title: 'Too many active operations' },
   { error: RateLimitedError, status: 429, title: 'Too many admissions' },
+  { error: DatabaseUnavailableError, status: 503, title: 'Service unavailable' },
 ];
+
+/**
+ * The `Retry-After` of a 503 `database_unavailable`, in **seconds** (RFC 9110 §10.2.3 delay-seconds). Long enough that
+ * clients retrying together do not hammer a server that is starting up (crash recovery, every pool reconnecting) or an
+ * RDS Proxy already out of connections; short enough that an outage of a few seconds — a restart, a killed connection,
+ * a brief connection limit — costs a retrying client little. Clients should grow it on repeats (with jitter).
+ */
+export const DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /** The body of every 500: generic, so no internal text (SQL, driver messages, stack) ever reaches a client. */
 const INTERNAL_PROBLEM: Problem = Object.freeze({
@@ -121,6 +133,8 @@ function headersOf(error: DurableOpsError): Record<string, string> {
   // The rate limit's 429: the wait until the owner's bucket holds a whole token again (docs/design.md §4) — a time
   // derived from their own bucket, never its size or what is left in it.
   if (error instanceof RateLimitedError) return { 'retry-after': String(error.retryAfterSeconds) };
+  // RFC 9110 §15.6.4: a 503 may say when to try again; see DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS.
+  if (error instanceof DatabaseUnavailableError) return { 'retry-after': String(DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS) };
   return {};
 }
 
@@ -140,16 +154,21 @@ export interface ProblemContext {
 
 /**
  * Turns any thrown value into an RFC 9457 `application/problem+json` response (with `cache-control: no-store`,
- * and `www-authenticate` on a 401, `allow` on a 405, `retry-after` in **seconds** on a 429). A typed error of the
+ * and `www-authenticate` on a 401, `allow` on a 405, `retry-after` in **seconds** on a 429 and a 503). A typed error of the
  * table above answers its status with its own client-safe message as `detail` (and a validation failure's issues as
  * `errors`); anything else is logged at `error` level (class name and message, for operators) and answers a generic
- * 500 whose body names no internal detail (`type: about:blank`, `code: internal_error`).
+ * 500 whose body names no internal detail (`type: about:blank`, `code: internal_error`). A database outage
+ * (`DatabaseUnavailableError`) answers 503 `database_unavailable` and is logged at `warn` with the driver's code.
  */
 export function problemResponse(error: unknown, logger: Logger, context: ProblemContext = {}): APIGatewayProxyStructuredResultV2 {
   const kind = error instanceof DurableOpsError ? STATUS_OF.find((entry) => error instanceof entry.error) : undefined;
   if (!(error instanceof DurableOpsError) || kind === undefined) {
     logger.error('request failed with an unexpected error; answered 500', { requestId: context.requestId, ...describeError(error) });
     return respond(INTERNAL_PROBLEM, {});
+  }
+  if (error instanceof DatabaseUnavailableError) {
+    // An outage, not a bug: one WARN with the driver's code, no stack; the client gets the fixed 503 detail.
+    logger.warn('database unavailable; answered 503', { requestId: context.requestId, code: error.code, reason: error.reason });
   }
   const issues = error instanceof ValidationError ? error.issues : [];
   return respond(

@@ -11,9 +11,10 @@ import type { z } from 'zod';
 export type SuccessStatus = 200 | 201 | 202;
 
 /**
- * The error statuses a route may declare (docs/design.md §7, RFC 9457 bodies). 401, 405, 413 and 500 are not listed here:
- * the generator adds 401 to every authenticated route, 405 to every route (another method on its path), 413 to every
- * route that takes a body and 500 to every route, so no route can forget them.
+ * The error statuses a route may declare (docs/design.md §7, RFC 9457 bodies). 401, 405, 413, 415 and 500 are not listed
+ * here: the generator adds 401 to every authenticated route, 405 to every route (another method on its path), 413 and
+ * 415 to every route that takes a body, the 400 for a body to every route that takes none, and 500 to every route, so
+ * no route can forget them.
  */
 export type ProblemStatus = 400 | 403 | 404 | 409 | 422 | 429;
 

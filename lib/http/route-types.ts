@@ -12,10 +12,13 @@ export type ApiResult = APIGatewayProxyStructuredResultV2;
 /**
  * What the API needs: the database, the task types it admits, the operation policy, the capacity policy
  * (admission limits, docs/design.md §4), the wake-up queue, the dead-letter queue when one is configured (the operator's
- * redrive), the modules of the recovery ledger (their reconciliation actions, docs/design.md §8), a logger and the metrics the
- * services count into. A `Runtime` is one.
+ * redrive), the modules of the recovery ledger (their reconciliation actions, docs/design.md §8), a logger, the metrics the
+ * services count into, and the operator rule (who may use the operator routes). A `Runtime` is one.
  */
-export type ApiDeps = Pick<Runtime, 'store' | 'registry' | 'policy' | 'capacity' | 'wakeups' | 'deadLetters' | 'recoveryModules' | 'logger' | 'metrics'>;
+export type ApiDeps = Pick<
+  Runtime,
+  'store' | 'registry' | 'policy' | 'capacity' | 'wakeups' | 'deadLetters' | 'recoveryModules' | 'logger' | 'metrics' | 'operatorRule'
+>;
 
 /**
  * What every route has: a method, a path template (`{name}` is a path parameter) and its OpenAPI metadata, from which
@@ -36,7 +39,8 @@ export interface OwnerRoute extends RouteBase {
 
 /**
  * A route of the operator surface (docs/design.md §8): not owner-scoped, and invisible — a 404, for every method — to any
- * caller whose verified scopes lack `scope` (checked by the API handler before routing and again before `handle`).
+ * caller that fails the operator rule or whose verified scopes lack `scope` (`requireOperator`, checked by the API
+ * handler before routing and again before `handle`).
  */
 export interface OperatorRoute extends RouteBase {
   readonly access: 'operator';

@@ -3,9 +3,11 @@ import { z } from 'zod';
 import { UnauthorizedError } from '../errors.js';
 import { SubjectSchema } from '../http/auth.js';
 import { parseOrThrow } from '../validation/parse-or-throw.js';
+import { DEV_OPERATOR_GROUP, DEV_OPERATOR_GROUP_CLAIM } from './dev-operator.js';
 
 /**
- * Dev tokens: the bearer tokens of the local stack (docs/design.md §9), HS256 JWTs signed with `DEV_JWT_SECRET`, which the
+ * Dev tokens: the bearer tokens of the local stack (docs/design.md §9), HS256 JWTs signed with the local dev secret
+ * (`DEV_JWT_SECRET`, or the one generated in the local data directory: `lib/local/dev-secret.ts`), which the
  * local server verifies in place of the API Gateway JWT authorizer (`lib/local/local-http-server.ts`). Never used in
  * AWS, where an identity provider issues tokens and API Gateway verifies them; the Lambda reads the claims the same
  * way either way (`lib/http/auth.ts`).
@@ -34,6 +36,12 @@ export const DevTokenClaimsSchema = z.looseObject({
 /** See {@link DevTokenClaimsSchema}. */
 export type DevTokenClaims = z.infer<typeof DevTokenClaimsSchema>;
 
+/**
+ * How far in the future a dev token's `iat` may be, in **seconds** (60): room for clocks a little apart, never a token
+ * "issued" later than it is verified. RFC 7519 §4.1.6 defines `iat` as the time the token was issued.
+ */
+export const DEV_TOKEN_IAT_SKEW_SECONDS = 60;
+
 function hmacKey(secret: string): Uint8Array {
   return new TextEncoder().encode(secret);
 }
@@ -42,19 +50,27 @@ function hmacKey(secret: string): Uint8Array {
  * Verifies a dev bearer token the way the local server's stand-in for the API Gateway JWT authorizer must: the
  * signature with `secret` under **HS256 only** (so `alg: none`, other HMAC sizes and asymmetric algorithms are
  * refused — RFC 8725 §3.1), `iss` = {@link DEV_TOKEN_ISSUER}, `aud` = {@link DEV_TOKEN_AUDIENCE}, a present and
- * unexpired `exp`, and a `sub` of 1–128 characters.
+ * unexpired `exp`, an `iat`, when present, at most {@link DEV_TOKEN_IAT_SKEW_SECONDS} in the future, and a `sub` of
+ * 1–128 characters. (jose checks a future `iat` only together with a maximum token age, which dev tokens do not have,
+ * so that check is made here.)
  * @param token the compact JWS, without the `Bearer ` prefix.
+ * @param now the time to verify at. @default the current time
  * @throws {UnauthorizedError} for any failure; the cause (a jose or zod error) is attached for logs only.
  */
-export async function verifyDevToken(token: string, secret: string): Promise<DevTokenClaims> {
+export async function verifyDevToken(token: string, secret: string, now: Date = new Date()): Promise<DevTokenClaims> {
   try {
     const { payload } = await jwtVerify(token, hmacKey(secret), {
       algorithms: ['HS256'],
       issuer: DEV_TOKEN_ISSUER,
       audience: DEV_TOKEN_AUDIENCE,
       requiredClaims: ['sub', 'exp'],
+      currentDate: now,
     });
-    return DevTokenClaimsSchema.parse(payload);
+    const claims = DevTokenClaimsSchema.parse(payload);
+    if (claims.iat !== undefined && claims.iat > Math.floor(now.getTime() / 1000) + DEV_TOKEN_IAT_SKEW_SECONDS) {
+      throw new Error(`"iat" is more than ${DEV_TOKEN_IAT_SKEW_SECONDS} s in the future`);
+    }
+    return claims;
   } catch (error) {
     throw new UnauthorizedError('The bearer token is missing, invalid or expired.', { cause: error });
   }
@@ -66,10 +82,16 @@ export interface SignDevTokenOptions {
   expiresIn?: string;
   /** OAuth scopes, written to the `scope` claim space-separated (RFC 8693 §4.2). @default none */
   scope?: readonly string[];
+  /**
+   * Groups, written to the {@link DEV_OPERATOR_GROUP_CLAIM} claim as an array (as Cognito writes `cognito:groups`).
+   * @default [{@link DEV_OPERATOR_GROUP}] when a scope starts with `ops:` (the local stack's operator rule lets it in,
+   * `lib/local/dev-operator.ts`), else none; `[]` signs an ops-scoped token that is not an operator's
+   */
+  groups?: readonly string[];
 }
 
 /**
- * Signs a dev token for the local stack (HS256 with `DEV_JWT_SECRET`; see `npm run token`). Never used in AWS,
+ * Signs a dev token for the local stack (HS256 with the local dev secret; see `npm run token`). Never used in AWS,
  * where an identity provider issues tokens and API Gateway verifies them.
  * @returns the compact JWS.
  * @throws {ValidationError} when `sub` is empty or longer than 128 characters, or a scope is malformed.
@@ -78,7 +100,12 @@ export interface SignDevTokenOptions {
 export async function signDevToken(sub: string, secret: string, options: SignDevTokenOptions = {}): Promise<string> {
   const subject = parseOrThrow(SubjectSchema, sub, 'sub');
   const scope = parseOrThrow(z.array(ScopeTokenSchema).max(32), options.scope ?? [], 'scope');
-  return new SignJWT(scope.length > 0 ? { scope: scope.join(' ') } : {})
+  const groups = parseOrThrow(
+    z.array(ScopeTokenSchema).max(32),
+    options.groups ?? (scope.some((s) => s.startsWith('ops:')) ? [DEV_OPERATOR_GROUP] : []),
+    'groups',
+  );
+  return new SignJWT({ ...(scope.length > 0 ? { scope: scope.join(' ') } : {}), ...(groups.length > 0 ? { [DEV_OPERATOR_GROUP_CLAIM]: groups } : {}) })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(subject)
     .setIssuer(DEV_TOKEN_ISSUER)

@@ -12,4 +12,5 @@
 export { startLocalApp, type LocalAppOptions } from './local-app.js';
 export { startLocalStack, type LocalStack, type LocalStackOptions } from './local-stack.js';
 export { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, signDevToken, verifyDevToken, type SignDevTokenOptions } from './dev-token.js';
+export { DEV_OPERATOR_GROUP, DEV_OPERATOR_GROUP_CLAIM, withLocalOperatorRule } from './dev-operator.js';
 export type { DurableOpsApp } from '../app/durable-ops-app.js';

@@ -10,15 +10,23 @@ import { UnauthorizedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isPublicRequest } from '../http/api-handler.js';
 import { corsPreflightResponse, isCorsPreflight, withCorsHeaders } from '../http/cors.js';
-import { ContentTooLargeError, MethodNotAllowedError, RouteNotFoundError } from '../http/http-errors.js';
+import { ClientAbortedError, ContentTooLargeError, MethodNotAllowedError, RouteNotFoundError } from '../http/http-errors.js';
 import { problemResponse } from '../http/problem-details.js';
 import type { ApiEvent, ApiResult } from '../http/route-types.js';
 import { verifyDevToken, type DevTokenClaims } from './dev-token.js';
 import { localLambdaContext } from './lambda-context.js';
 import { toApiGatewayEvent } from './local-api-event.js';
+import { assertLocalHost } from './local-host.js';
 
 /** Largest request body the local server accepts, in **bytes** (1 MiB); larger ones get 413 before reaching the handler. */
 export const LOCAL_MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * How much of a refused body the server still reads and throws away after its 413, in **bytes** (64 MiB), before it
+ * closes the connection. Closing a socket with unread data resets it (RFC 9293 §3.6.1), and a client still sending gets
+ * a broken pipe — often before it has read the 413 — so the rest is drained, up to this much, then the connection closes.
+ */
+const LOCAL_DRAIN_MAX_BYTES = 64 * 1024 * 1024;
 
 /** Time each local invocation gets, in **ms**: just under API Gateway's 30 s integration timeout. */
 const LOCAL_INVOCATION_TIMEOUT_MS = 29_000;
@@ -47,6 +55,12 @@ export interface LocalHttpServerOptions {
    * @default none: no CORS headers at all (same-origin only)
    */
   readonly corsAllowedOrigins?: readonly string[];
+  /**
+   * Host names, besides the loopback ones, that requests may name in `Host` (`LOCAL_ALLOWED_HOSTS`, `assertLocalHost`):
+   * listening on `0.0.0.0` reaches the machine's other names only once they are listed here.
+   * @default none: `localhost`, `127.0.0.1`, `[::1]` and `*.localhost` only
+   */
+  readonly allowedHosts?: readonly string[];
 }
 
 /** A running local HTTP server. */
@@ -175,28 +189,73 @@ async function authorize(authorization: string | undefined, secret: string): Pro
   return verifyDevToken(match[1], secret);
 }
 
-/**
- * Reads the body as UTF-8 text, refusing more than `limit` bytes (declared by `content-length` or actually sent).
- * @throws {ContentTooLargeError} past the limit; the rest of the body is never buffered.
- */
-async function readBody(request: IncomingMessage, limit: number): Promise<string | undefined> {
-  if (Number(request.headers['content-length'] ?? 0) > limit) throw new ContentTooLargeError(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.byteLength;
-    if (size > limit) throw new ContentTooLargeError(limit);
-    chunks.push(chunk);
-  }
-  return size === 0 ? undefined : Buffer.concat(chunks).toString('utf8');
+/** Whether `length` (a `Content-Length` header) declares more than `limit` bytes. */
+function declaresMoreThan(length: string | undefined, limit: number): boolean {
+  return length !== undefined && Number(length) > limit;
 }
 
-function writeResult(response: ServerResponse, result: ApiResult, closeConnection = false): void {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name.toLowerCase()] = String(value);
-  if (closeConnection) headers.connection = 'close';
-  response.writeHead(result.statusCode ?? 200, { ...headers, ...(result.cookies?.length ? { 'set-cookie': result.cookies } : {}) });
+/**
+ * Reads the body as UTF-8 text, refusing more than `limit` bytes actually sent (a chunked body has no length to check
+ * up front). At the first chunk past the limit it stops reading — the request is paused, never destroyed, so the 413
+ * can still be written on its connection.
+ * @throws {ContentTooLargeError} past the limit; the rest of the body is never buffered.
+ * @throws {ClientAbortedError} when the client closes or resets the connection before the body ends.
+ */
+function readBody(request: IncomingMessage, limit: number): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (outcome: () => void) => {
+      request.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      outcome();
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size <= limit) chunks.push(chunk);
+      else settle(() => (request.pause(), reject(new ContentTooLargeError(limit))));
+    };
+    const onEnd = () => settle(() => resolve(size === 0 ? undefined : Buffer.concat(chunks).toString('utf8')));
+    const onError = (error: Error) => settle(() => reject(new ClientAbortedError({ cause: error })));
+    const onClose = () => settle(() => reject(new ClientAbortedError()));
+    // Gone already (while the token was being checked): no event would come.
+    if (request.destroyed) reject(new ClientAbortedError());
+    else request.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  });
+}
+
+/** The result's headers with lower-case names, as `writeHead` takes them. */
+function headersOf(result: ApiResult): Record<string, string> {
+  return Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]));
+}
+
+function writeResult(response: ServerResponse, result: ApiResult): void {
+  response.writeHead(result.statusCode ?? 200, { ...headersOf(result), ...(result.cookies?.length ? { 'set-cookie': result.cookies } : {}) });
   response.end(result.body === undefined ? undefined : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
+}
+
+/**
+ * Writes a 413 for a body that was not read (or not read to its end), then closes the connection without resetting it:
+ * the whole answer, with its `Content-Length` and `Connection: close`, goes out at once — so the client has it while it
+ * may still be sending — then the rest of the body is read and dropped, up to {@link LOCAL_DRAIN_MAX_BYTES}, and only
+ * when it ends is the response ended and the connection closed. Past that bound the socket is destroyed.
+ */
+function writeResultThenClose(request: IncomingMessage, response: ServerResponse, result: ApiResult): void {
+  const body = Buffer.from(result.body ?? '', 'utf8');
+  response.writeHead(result.statusCode ?? 413, { ...headersOf(result), 'content-length': String(body.byteLength), connection: 'close' });
+  response.write(body);
+  if (request.readableEnded) {
+    response.end();
+    return;
+  }
+  let drained = 0;
+  request.on('data', (chunk: Buffer) => {
+    drained += chunk.byteLength;
+    if (drained > LOCAL_DRAIN_MAX_BYTES) request.socket.destroy();
+  });
+  request.once('end', () => response.end());
+  // A client that gives up mid-body already has the answer; nothing is left to end.
+  request.once('error', () => response.destroy());
+  request.resume();
 }
 
 /** `/api` itself or anything below it: the paths API Gateway fronts in AWS. */
@@ -205,6 +264,8 @@ function isApiPath(path: string): boolean {
 }
 
 async function invoke(request: IncomingMessage, options: LocalHttpServerOptions): Promise<ApiResult> {
+  // Before anything else — the hint, the console, CORS, the token: a page under a foreign name gets nothing from here.
+  assertLocalHost(request.headers.host, options.allowedHosts ?? []);
   const target = request.url ?? '/';
   const path = target.split('?')[0] ?? '/';
   if (request.method === 'GET' && path === '/') {
@@ -216,6 +277,8 @@ async function invoke(request: IncomingMessage, options: LocalHttpServerOptions)
   // As API Gateway's CORS configuration does: every preflight is answered here, before the authorizer, never by the handler.
   const cors = options.corsAllowedOrigins ?? [];
   if (cors.length > 0 && isCorsPreflight(request.method ?? '', request.headers)) return corsPreflightResponse(cors, request.headers);
+  // A declared length over the cap is refused before the token is checked or a byte of the body is read.
+  if (declaresMoreThan(request.headers['content-length'], LOCAL_MAX_BODY_BYTES)) throw new ContentTooLargeError(LOCAL_MAX_BODY_BYTES);
   // As API Gateway does for a route deployed without the authorizer: no token asked, none verified, no claims passed.
   const claims = isPublicRequest(request.method ?? 'GET', path) ? undefined : await authorize(request.headers.authorization, options.devJwtSecret);
   const body = await readBody(request, LOCAL_MAX_BODY_BYTES);
@@ -240,13 +303,21 @@ async function invoke(request: IncomingMessage, options: LocalHttpServerOptions)
  * verifies the `Authorization: Bearer` dev token (HS256, `devJwtSecret`) and answers **401** problem+json itself when
  * it is missing or invalid — never calling the handler, as the JWT authorizer would; public routes (the OpenAPI
  * document, `GET /api/openapi.json`) pass without a token and without claims, as API Gateway deploys them — caps bodies at
- * {@link LOCAL_MAX_BODY_BYTES} (**413**), turns the request into a payload 2.0 event carrying the verified claims,
+ * {@link LOCAL_MAX_BODY_BYTES} (**413**: a larger `Content-Length` before the token is checked or the body read, a
+ * larger chunked body as soon as it passes the cap; the connection is then drained and closed, see
+ * `writeResultThenClose`), turns the request into a payload 2.0 event carrying the verified claims,
  * calls `handler`, and writes its status, headers and body back. With `corsAllowedOrigins`, it also plays API Gateway's
  * CORS configuration (`lib/http/cors.ts`): a preflight to `/api/*` is answered 204 without a token (CORS headers only for
  * a listed origin), and `/api` answers to a listed origin carry `Access-Control-Allow-Origin`. `GET /` answers a plain-text hint on getting a
  * token; `GET /console` and `/console/*` serve the built operator console from `consoleDir` (`index.html` for its client
  * routes; a plain-text 404 when it is not built; no token needed — the page asks for one and calls `/api` with it);
  * other paths outside `/api` answer 404.
+ *
+ * Before any of that, every request — `/`, `/console`, `/api` alike — must name a loopback host in `Host` (`localhost`,
+ * `127.0.0.1`, `[::1]`, `*.localhost`, any port) or one of `allowedHosts`, else it is answered **421** problem+json
+ * naming the refused host and `LOCAL_ALLOWED_HOSTS` (`assertLocalHost`: the defence against DNS rebinding). A client
+ * that closes the connection mid-body is logged at WARN as `local api request aborted by the client`, and answered
+ * nothing.
  * @throws {Error} when the port cannot be bound.
  */
 export async function startLocalHttpServer(options: LocalHttpServerOptions): Promise<LocalHttpServer> {
@@ -256,18 +327,25 @@ export async function startLocalHttpServer(options: LocalHttpServerOptions): Pro
     // API Gateway adds them to its own and the integration's responses.
     const cors = (result: ApiResult): ApiResult =>
       isApiPath((request.url ?? '/').split('?')[0] ?? '/') ? withCorsHeaders(result, options.corsAllowedOrigins ?? [], request.headers) : result;
+    const line = () => ({ method: request.method, path: (request.url ?? '/').split('?')[0], durationMs: Date.now() - started });
     invoke(request, options)
       .then((result) => writeResult(response, cors(result)))
-      .catch((error: unknown) => writeResult(response, cors(problemResponse(error, options.logger)), error instanceof ContentTooLargeError))
-      .catch((error: unknown) => response.destroy(error instanceof Error ? error : undefined))
-      .finally(() => {
-        options.logger.info('local api request', {
-          method: request.method,
-          path: (request.url ?? '/').split('?')[0],
-          status: response.statusCode,
-          durationMs: Date.now() - started,
-        });
-      });
+      .catch((error: unknown) => {
+        // Nobody is left to answer, and nothing went wrong here: a client abort, not a 500.
+        if (error instanceof ClientAbortedError) return error;
+        const result = cors(problemResponse(error, options.logger));
+        if (error instanceof ContentTooLargeError) writeResultThenClose(request, response, result);
+        else writeResult(response, result);
+        return undefined;
+      })
+      .then((aborted) => {
+        if (aborted === undefined) options.logger.info('local api request', { ...line(), status: response.statusCode });
+        else {
+          options.logger.warn('local api request aborted by the client', line());
+          response.destroy();
+        }
+      })
+      .catch((error: unknown) => response.destroy(error instanceof Error ? error : undefined));
   });
   server.listen(options.port, options.host ?? '127.0.0.1');
   await once(server, 'listening');

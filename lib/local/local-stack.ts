@@ -1,6 +1,9 @@
 import type { Config } from '../config.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { DatabaseUnavailableError } from '../errors.js';
 import { createApiHandler } from '../http/api-handler.js';
+import { localDevSecret } from './dev-secret.js';
+import { withLocalOperatorRule } from './dev-operator.js';
 import { startLocalHttpServer } from './local-http-server.js';
 import { describeError } from '../logger.js';
 import type { Observability } from '../observability/observability.js';
@@ -23,6 +26,11 @@ const LOCAL_RESULTS_BUCKET = 'durable-ops-results';
 export interface LocalStack {
   /** Base URL of the HTTP API, e.g. `http://127.0.0.1:3000`. */
   readonly url: string;
+  /**
+   * The HS256 secret its server verifies dev tokens with (`localDevSecret`: `DEV_JWT_SECRET`, or the one generated in
+   * the local data directory): sign a token for it with `signDevToken(sub, stack.devJwtSecret)`.
+   */
+  readonly devJwtSecret: string;
   readonly runtime: Runtime;
   /** Stops the HTTP server, the poller (waiting for in-flight work), the sweeper timer, the queue and the pool. */
   stop(): Promise<void>;
@@ -40,8 +48,10 @@ export type LocalStackOptions = Pick<RuntimeOverrides, 'registry' | 'recoveryMod
  * fauxqs, which then also serves `RESULTS_BUCKET`/`S3_ENDPOINT` and `SQS_DLQ_URL` — the operator API's redrive —
  * unless `SQS_QUEUE_URL` points at a real or emulated queue; then results and the DLQ follow the configuration), the
  * same API, worker and sweeper handlers as the Lambdas —
- * the API behind a local HTTP server that verifies dev JWTs as the API Gateway JWT authorizer would (and answers CORS
- * for `CORS_ALLOWED_ORIGINS` as API Gateway's CORS configuration would), the worker fed
+ * the API behind a local HTTP server that answers only loopback `Host` names and `LOCAL_ALLOWED_HOSTS`, verifies dev JWTs
+ * as the API Gateway JWT authorizer would, with `DEV_JWT_SECRET` or else the secret generated on first start in the local
+ * data directory (`localDevSecret`), and answers CORS for `CORS_ALLOWED_ORIGINS` as API Gateway's CORS configuration
+ * would — the worker fed
  * by an SQS poller honouring partial batch responses — with serverless.yml's execution model, one message per
  * invocation and at most 10 invocations at once (`SQS_POLLER_DEFAULTS`) — the sweeper on a `SWEEP_INTERVAL_SECONDS`
  * timer. With `AI_TASKS=1` it also serves the Lambda Invoke API and, unless `MODEL_LOCAL_URL` is set, a deterministic stand-in
@@ -57,6 +67,8 @@ export type LocalStackOptions = Pick<RuntimeOverrides, 'registry' | 'recoveryMod
  */
 export async function startLocalStack(config: Config, observability: Observability, options: LocalStackOptions = {}): Promise<LocalStack> {
   const { logger, metrics } = observability;
+  // First, before anything is started that would have to be stopped again should the secret file be unreadable.
+  const devJwtSecret = await localDevSecret(config);
   let queue: LocalQueue | undefined;
   let queueUrl = config.SQS_QUEUE_URL;
   let endpoint = config.SQS_ENDPOINT;
@@ -72,7 +84,8 @@ export async function startLocalStack(config: Config, observability: Observabili
   }
   const models: LocalModels | undefined = config.AI_TASKS ? await startLocalModels(config, logger) : undefined;
   const effective: Config = Object.freeze({ ...config, SQS_QUEUE_URL: queueUrl, SQS_ENDPOINT: endpoint, SQS_DLQ_URL: dlqUrl, ...results, ...models?.config });
-  const runtime = createRuntime(effective, { logger, metrics, ...options });
+  // No operator rule configured: the local one, which dev operator tokens pass (lib/local/dev-operator.ts).
+  const runtime = createRuntime(withLocalOperatorRule(effective), { logger, metrics, ...options });
   await migrateToLatest(runtime.store);
   try {
     await assertMatchedRowCounts(runtime.store);
@@ -86,15 +99,17 @@ export async function startLocalStack(config: Config, observability: Observabili
   const server = await startLocalHttpServer({
     port: config.PORT,
     handler: createApiHandler(runtime, observability),
-    devJwtSecret: config.DEV_JWT_SECRET,
+    devJwtSecret,
     logger,
     corsAllowedOrigins: config.CORS_ALLOWED_ORIGINS,
+    allowedHosts: config.LOCAL_ALLOWED_HOSTS,
   });
 
   let sweeping: Promise<unknown> = Promise.resolve();
   const runSweep = () => {
     sweeping = sweepWith(runtime)
-      .catch((error: unknown) => logger.error('sweep failed', describeError(error)))
+      // An outage was already logged at WARN by sweepWith.
+      .catch((error: unknown) => (error instanceof DatabaseUnavailableError ? undefined : logger.error('sweep failed', describeError(error))))
       .finally(() => metrics.publish());
   };
   runSweep();
@@ -104,6 +119,7 @@ export async function startLocalStack(config: Config, observability: Observabili
 
   return {
     url: server.url,
+    devJwtSecret,
     runtime,
     stop: async () => {
       clearInterval(timer);

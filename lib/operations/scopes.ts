@@ -1,6 +1,6 @@
 import { ScopeViolationError, ValidationError } from '../errors.js';
 import type { Store } from '../db/store.js';
-import { FieldLimits } from '../validation/field-limits.js';
+import { OwnerUserIdSchema } from '../owners/owner-user-id.js';
 
 /**
  * The owner scope (docs/design.md §3): every query it issues filters by `owner_user_id`. Built from an authenticated
@@ -13,14 +13,15 @@ import { FieldLimits } from '../validation/field-limits.js';
 export class OwnerScope {
   readonly #scope = 'owner' as const;
   /**
-   * @throws {ValidationError} when `ownerUserId` is empty or longer than 128 characters.
+   * @throws {ValidationError} when `ownerUserId` breaks the owner-id rule (`OwnerUserIdSchema`: empty, a lone
+   * surrogate, or more than 128 characters counted as code points).
    */
   constructor(
     readonly store: Store,
     readonly ownerUserId: string,
   ) {
-    if (ownerUserId.length === 0 || ownerUserId.length > FieldLimits.ownerUserId) {
-      throw new ValidationError('The owner id must be 1–128 characters.');
+    if (!OwnerUserIdSchema.safeParse(ownerUserId).success) {
+      throw new ValidationError('The owner id must be 1–128 characters of well-formed Unicode text.');
     }
   }
 

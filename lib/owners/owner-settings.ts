@@ -7,6 +7,7 @@ import { parseOrThrow } from '../validation/parse-or-throw.js';
 import type { TaskDefinition } from '../tasks/task-definition.js';
 import { findOwnerSettings, insertOwnerSettings, updateOwnerSettings, type OwnerSettingsRow } from './owner-settings.repository.js';
 import { PrivacyModeSchema, type PrivacyMode } from './privacy-mode.js';
+import { OwnerUserIdSchema } from './owner-user-id.js';
 
 /** An owner's settings as the API shows them (`GET /api/me/settings`). */
 export const OwnerSettingsDtoSchema = z.strictObject({
@@ -79,7 +80,7 @@ export async function updateOwnSettings(scope: OwnerScope, patch: unknown): Prom
  * @throws {ValidationError} for an invalid owner id or plan name.
  */
 export async function setOwnerPlan(store: Store, ownerUserId: string, plan: string): Promise<OwnerSettings> {
-  const owner = parseOrThrow(z.string().min(1).max(128), ownerUserId, 'owner');
+  const owner = parseOrThrow(OwnerUserIdSchema, ownerUserId, 'owner');
   return writeSettings(store, owner, { plan: parseOrThrow(PlanNameSchema, plan, 'plan') });
 }
 

@@ -4,6 +4,7 @@ import { DeadLetterQueueNotConfiguredError } from '../errors.js';
 import { parseOrThrow } from '../validation/parse-or-throw.js';
 import type { DeadLetterQueue } from './dead-letter-queue.js';
 import { redriveDeadLetters } from './redrive-dlq.js';
+import { operatorLeaseOwner } from '../recovery/operator-lease-owner.js';
 
 /** Most dead letters one operator redrive moves: a batch that fits the API's 25 s timeout. */
 export const MAX_OPERATOR_REDRIVE = 100;
@@ -46,8 +47,8 @@ export async function redriveAsOperator(
     store: deps.store,
     dlqUrl: queue.dlqUrl,
     queueUrl: queue.queueUrl,
-    leaseOwner: `operator:${operator}`.slice(0, 128),
+    leaseOwner: operatorLeaseOwner(operator),
     maxMessages,
   });
-  return { moved: counts.redriven, skipped: counts.skipped, rejected: counts.rejected };
+  return { moved: counts.moved, skipped: counts.skipped, rejected: counts.rejected };
 }

@@ -50,8 +50,8 @@ export type RedriveInput = z.input<typeof RedriveOptionsSchema> & { readonly cli
 
 /** What one run did. */
 export interface RedriveCounts {
-  /** Sent to the main queue, deleted from the DLQ, ledger `succeeded`. */
-  redriven: number;
+  /** Sent to the main queue, deleted from the DLQ, ledger `succeeded` (`moved`, as the operator route answers). */
+  moved: number;
   /**
    * Left in the DLQ for an operator: its redrive key was already used (an earlier run sent it, or was interrupted and
    * may have), or SQS returned it without an id, receipt handle or body.
@@ -75,7 +75,7 @@ const DeadLetterSchema = z.object({
  * ```
  *  begin(queue.redrive/send_message, key redrive:<dlqMessageId>, evidence {dlqMessageId, bodyDigest})
  *    ─▶ SendMessage(main) ─▶ checkpoint sent {sentMessageId, bodyDigest} ─▶ DeleteMessage(DLQ)
- *    ─▶ complete {sent, dlq_deleted}                                          → redriven
+ *    ─▶ complete {sent, dlq_deleted}                                          → moved
  *  key already used ─▶ leave it in the DLQ                                    → skipped
  *  SendMessage 4xx  ─▶ reject {resultCode, httpStatus}, leave it in the DLQ   → rejected
  * ```
@@ -97,7 +97,7 @@ const DeadLetterSchema = z.object({
 export async function redriveDeadLetters(input: RedriveInput): Promise<RedriveCounts> {
   const { client, store, ...options } = input;
   const parsed = parseOrThrow(RedriveOptionsSchema, options, 'options');
-  const counts: RedriveCounts = { redriven: 0, skipped: 0, rejected: 0 };
+  const counts: RedriveCounts = { moved: 0, skipped: 0, rejected: 0 };
   // A message this run skipped reappears once its visibility timeout passes: count and handle each one once.
   const seen = new Set<string>();
   for (let received = 0; received < parsed.maxMessages; ) {
@@ -162,5 +162,5 @@ async function redriveOne(client: SQSClient, store: Store, options: z.output<typ
       { name: 'dlq_deleted', evidence: { dlqMessageId } },
     ],
   });
-  return 'redriven';
+  return 'moved';
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SecretInEvidenceError, ValidationError, type ValidationIssue } from '../errors.js';
+import { detectSecret, findSecretsInEvidence } from './secret-detector.js';
 
 /**
  * Bounds of one evidence (or metadata) object. Lengths are counted in UTF-16 code units (JavaScript
@@ -60,106 +61,6 @@ export const EvidenceSchema = z
 export type Evidence = z.infer<typeof EvidenceSchema>;
 
 /**
- * The kind of credential {@link parseEvidence} recognised. Reported in {@link SecretInEvidenceError.kinds}
- * instead of the value itself.
- */
-export type SecretKind =
-  | 'pem_block'
-  | 'jwt'
-  | 'url_credentials'
-  | 'bearer_token'
-  | 'basic_credentials'
-  | 'aws_access_key_id'
-  | 'github_token'
-  | 'slack_token'
-  | 'openai_api_key'
-  | 'stripe_secret_key'
-  | 'credential_assignment'
-  | 'secret_key_name';
-
-/** Value detectors, most specific first; the first match names the kind. All are linear on ≤ 512 chars. */
-type PatternKind = Exclude<SecretKind, 'basic_credentials' | 'credential_assignment' | 'secret_key_name'>;
-const SECRET_PATTERNS: readonly (readonly [PatternKind, RegExp])[] = [
-  // Any PEM block: private keys, but also certificates — to be safe, none belongs in evidence.
-  ['pem_block', /-----BEGIN/],
-  // header.payload.signature, base64url; the header is JSON, so it starts with `eyJ` (`{"`).
-  ['jwt', /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/],
-  // scheme://user:password@host (the user may be empty, as in redis://:password@host).
-  ['url_credentials', /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/?#@:]*:[^\s/?#@]+@/],
-  // RFC 6750 token68 of at least 8 characters; `Bearer realm="…"` challenges do not match.
-  ['bearer_token', /\bbearer\s+[A-Za-z0-9\-._~+/]{8,}/i],
-  ['aws_access_key_id', /(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])/],
-  ['github_token', /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/],
-  ['slack_token', /(?<![A-Za-z0-9])(?:xox[abprs]-[A-Za-z0-9]|xapp-\d-)/],
-  ['openai_api_key', /(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}/],
-  // Test-mode keys are credentials too.
-  ['stripe_secret_key', /(?<![A-Za-z0-9])[sr]k_(?:live|test)_[A-Za-z0-9]{8,}/],
-];
-
-const BASIC_CREDENTIALS = /\bbasic\s+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])/gi;
-/** An identifier followed by `=` or `:` (optionally quoted, as in JSON): `password=…`, `"api_key": …`. */
-const ASSIGNMENT = /(?<![A-Za-z0-9_.-])([A-Za-z][A-Za-z0-9_.-]*)["']?\s*([=:])/g;
-
-/** Words (after splitting on `_ . -`, case and digit boundaries) that make a name a secret's name. */
-const SECRET_WORDS = new Set([
-  'password',
-  'passwords',
-  'passwd',
-  'pwd',
-  'passphrase',
-  'secret',
-  'secrets',
-  'token',
-  'apikey',
-  'privatekey',
-  'credential',
-  'credentials',
-  'authorization',
-  'cookie',
-  'cookies',
-  'session',
-]);
-/** Adjacent word pairs that name a secret: `api_key`, `apiKey`, `X-Api-Key`, `privateKey`. */
-const SECRET_WORD_PAIRS = new Set(['api key', 'api keys', 'private key']);
-
-function nameWords(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .replace(/([A-Za-z])([0-9])/g, '$1 $2')
-    .toLowerCase()
-    .split(/[\s_.-]+/)
-    .filter((word) => word !== '');
-}
-
-/**
- * Whether a name says it holds a secret. Deliberately strict: `tokenSha256`, `sessionId` and `secretRef` are
- * refused too — a digest goes under a neutral key such as `requestDigest`. Plural `tokens` is allowed, so
- * model usage counts (`promptTokens`, `completion_tokens`) can be recorded.
- */
-function isSecretName(name: string): boolean {
-  const words = nameWords(name);
-  return words.some((word, i) => SECRET_WORDS.has(word) || SECRET_WORD_PAIRS.has(`${word} ${words[i + 1] ?? ''}`));
-}
-
-/** The kind of credential `text` looks like it contains, or `undefined`. Never returns any part of `text`. */
-function detectSecret(text: string): SecretKind | undefined {
-  for (const [kind, pattern] of SECRET_PATTERNS) {
-    if (pattern.test(text)) return kind;
-  }
-  for (const match of text.matchAll(BASIC_CREDENTIALS)) {
-    // RFC 7617 credentials are base64("user:password"); "Basic auth" or "Basic realm" decode to no colon.
-    if (Buffer.from(match[1] ?? '', 'base64').toString('latin1').includes(':')) return 'basic_credentials';
-  }
-  for (const match of text.matchAll(ASSIGNMENT)) {
-    // `arn:aws:secretsmanager:…:secret:name` is a reference to a secret, not the secret: skip `:x:` segments.
-    const isSegment = match[2] === ':' && text[match.index - 1] === ':';
-    if (!isSegment && isSecretName(match[1] ?? '')) return 'credential_assignment';
-  }
-  return undefined;
-}
-
-/**
  * How a key appears in an error path: its name when that is a valid key and not itself secret-looking,
  * otherwise `<key N>` (its zero-based position), so an error never echoes a key that may be a credential.
  */
@@ -201,14 +102,30 @@ function toValidationIssue(issue: z.core.$ZodIssue, input: unknown, where: strin
  * shape with {@link EvidenceSchema}, then refuses anything that looks like a credential (docs/design.md §8: evidence
  * holds opaque references, digests, counts and result codes — never credentials or resolved secrets).
  *
- * Refused as secrets, in keys, string values and string array items: PEM blocks (any `-----BEGIN`), JWTs,
- * URLs with `user:password@`, `Bearer <token>`, `Basic <base64 user:password>`, AWS access key ids
- * (`AKIA…`/`ASIA…`), GitHub (`ghp_`, `gho_`, `ghs_`, `ghu_`, `ghr_`, `github_pat_`), Slack (`xox[abprs]-`,
- * `xapp-`), OpenAI-style (`sk-…`) and Stripe (`sk_live_`, `rk_live_`, `…_test_`) keys, and assignments such as
- * `password=`, `token:`, `api_key=`, `aws_secret_access_key=`. Also refused: any key whose name says it holds a
- * secret (`password`, `secret`, `token`, `apiKey`, `privateKey`, `credential(s)`, `authorization`, `cookie`,
- * `session`, …) whatever its value — AWS secret access keys have no recognisable shape, so their name is what
- * gives them away. Store a digest under a neutral key such as `requestDigest`, not `tokenSha256`.
+ * The secret rule (`lib/recovery/secret-detector.ts` and the modules it uses) normalises before it judges: every
+ * key and string is matched after removing invisible characters (zero-width, soft hyphen, bidi controls), NFKC
+ * (full-width `＝` is `=`) and folding Cyrillic/Greek look-alikes to Latin. Refused, in keys, string values, array items
+ * and the items of an array joined (a key split across items):
+ * - token shapes: PEM armour (`-----BEGIN`/`-----END`) and PEM bodies without it (base64 of a DER key, OpenSSH keys),
+ *   JWTs (`eyJ…`, or any three base64url segments whose first decodes to a JSON object with `alg`), URLs with
+ *   `user:password@`, `Bearer <token>`, `Basic <base64 user:password>`, AWS access key ids (`AKIA`/`ASIA`/`ABIA`/
+ *   `ACCA` + 12 or more), GitHub (`gh[pousr]_`, `github_pat_`), Slack (`xox[abprs]-`, `xapp-`), `sk-…`, Stripe
+ *   (`sk_live_`, `rk_test_`, `whsec_`, …), GitLab, Google API, npm, Hugging Face, SendGrid and DigitalOcean tokens,
+ *   short ones included;
+ * - assignments whose name is a secret's (`password=`, `"pass_word": …`, `PASS WORD =`, `api key:`);
+ * - long random-looking tokens (32+ base64-alphabet characters, letters and digits, above 4.1 bits of entropy per
+ *   character), unless they are a declared reference or digest form: `sha256:<64 hex>` and other algorithm-labelled
+ *   digests of the right length, URLs without credentials (`s3://bucket/key`; their query is still scanned), ARNs,
+ *   UUIDs, ISO 8601 timestamps, ETags, bare hex and numbers;
+ * - anything of the above wrapped in base64, base64url or hex, unwrapped at most twice;
+ * - any key whose name says it holds a secret, whatever its value (`isSecretName`: `password`, `passWord`,
+ *   `pass_word`, `secret`, `toKen`, `githubToken`, `accessKey`, `privKey`, `signingKey`, `bearer`, `jwt`,
+ *   `authorization`, `cookie`, `session`, `credential(s)`, and `auth`/`otp`/`pin`/`mfa` as whole words) — an AWS
+ *   secret access key or a password has no recognisable shape, so its name is what gives it away. Model-usage counts
+ *   (`promptTokens`, `totalTokenCount`) are allowed; store a digest under a neutral key such as `requestDigest`, not
+ *   `tokenSha256`.
+ * Known gaps, by design: a random secret written as bare hex passes (it cannot be told from a digest), and so does a
+ * base64 digest without its algorithm label (write `sha256-<base64>`).
  *
  * Errors name only paths (`evidence.providerResponse`, `evidence.ids.2`) and the kind of secret, never the
  * value; a key that itself looks like a credential (or is not a valid key) is shown as `<key N>`.
@@ -225,31 +142,7 @@ export function parseEvidence(value: unknown, where: string): Evidence {
     const issues = result.error.issues.flatMap(flattenUnion).slice(0, 20).map((issue) => toValidationIssue(issue, value, where));
     throw new ValidationError(`Invalid ${where}.`, issues);
   }
-  const paths: string[] = [];
-  const kinds: SecretKind[] = [];
-  Object.entries(result.data).forEach(([key, item], position) => {
-    const keyKind = detectSecret(key);
-    if (keyKind !== undefined) {
-      paths.push(`${where}.<key ${position}>`);
-      kinds.push(keyKind);
-      return;
-    }
-    const strings = Array.isArray(item)
-      ? item.map((element, index) => [`${where}.${key}.${index}`, element] as const)
-      : [[`${where}.${key}`, item] as const];
-    let valueFound = false;
-    for (const [path, element] of strings) {
-      const kind = typeof element === 'string' ? detectSecret(element) : undefined;
-      if (kind === undefined) continue;
-      paths.push(path);
-      kinds.push(kind);
-      valueFound = true;
-    }
-    if (!valueFound && isSecretName(key)) {
-      paths.push(`${where}.${key}`);
-      kinds.push('secret_key_name');
-    }
-  });
+  const { paths, kinds } = findSecretsInEvidence(result.data, where);
   if (paths.length > 0) throw new SecretInEvidenceError(paths, kinds);
   return result.data;
 }

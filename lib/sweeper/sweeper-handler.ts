@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { DatabaseUnavailableError } from '../errors.js';
 import type { Observability } from '../observability/observability.js';
 import type { Runtime } from '../runtime.js';
 import { runSweepOnce, type SweepCounts } from './run-sweep-once.js';
@@ -20,9 +21,23 @@ export function createSweeperHandler(runtime: Runtime | (() => Promise<Runtime>)
 
 /**
  * One sweeper run with the runtime's configuration, logging and counting through the runtime's logger and metrics:
- * what the Lambda, the local stack's timer and `npm run sweep` all call.
+ * what the Lambda, the local stack's timer and `npm run sweep` all call. A database outage
+ * (`DatabaseUnavailableError`) is logged at `warn` with its code before it is rethrown.
+ * @throws the first database error of the run (see `runSweepOnce`).
  */
 export async function sweepWith(r: Runtime): Promise<SweepCounts> {
+  try {
+    return await sweepOnceWith(r);
+  } catch (error) {
+    // An outage is not a bug: one WARN with the driver's code, no stack. The run still fails, as before.
+    if (error instanceof DatabaseUnavailableError) {
+      r.logger.warn('sweep stopped: the database is unavailable; the next run resumes', { code: error.code, reason: error.reason });
+    }
+    throw error;
+  }
+}
+
+function sweepOnceWith(r: Runtime): Promise<SweepCounts> {
   return runSweepOnce({
     store: r.store,
     policy: r.policy,

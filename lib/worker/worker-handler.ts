@@ -3,6 +3,7 @@ import middy from '@middy/core';
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Store } from '../db/store.js';
+import { DatabaseUnavailableError } from '../errors.js';
 import { describeError } from '../logger.js';
 import { recordLifecycle } from '../observability/lifecycle-events.js';
 import type { Observability } from '../observability/observability.js';
@@ -137,7 +138,8 @@ function consumerSpanOptions(record: SQSRecord): InSpanOptions {
 
 /**
  * The SQS-triggered worker Lambda (docs/design.md §5): each record of the batch is parsed (zod) and handled concurrently;
- * a record whose handling threw (already logged here, so the middleware logs nothing) is reported in `batchItemFailures` (partial batch response; the event source mapping
+ * a record whose handling threw (already logged here, so the middleware logs nothing — a database outage,
+ * `DatabaseUnavailableError`, at `warn` with its code, anything else at `error`) is reported in `batchItemFailures` (partial batch response; the event source mapping
  * needs `ReportBatchItemFailures`), so only it is redelivered — and after `maxReceiveCount`, dead-lettered. Each record is
  * handled inside its CONSUMER span (`consumerSpanOptions`), parented on the trace its `traceparent` attribute carries.
  * @param deps the runtime, or a function resolving it on first invocation (Lambda cold start).
@@ -159,7 +161,10 @@ export function createWorkerHandler(deps: WorkerDeps | (() => Promise<WorkerDeps
           span.setAttribute(SpanAttr.outcome, outcome);
           return outcome;
         } catch (error) {
-          runtime.logger.error('wake-up failed; SQS will redeliver it', { messageId: record.messageId, ...describeError(error) });
+          // An outage is not a bug: one WARN with the driver's code, no stack; the record is a batch item failure either way.
+          if (error instanceof DatabaseUnavailableError) {
+            runtime.logger.warn('wake-up failed: the database is unavailable; SQS will redeliver it', { messageId: record.messageId, code: error.code, reason: error.reason });
+          } else runtime.logger.error('wake-up failed; SQS will redeliver it', { messageId: record.messageId, ...describeError(error) });
           throw error;
         }
       })),

@@ -1,12 +1,15 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { parseModelAttempts } from '../../lib/ai/model-provenance.js';
 import { admitOperation } from '../../lib/operations/admission/admit-operation.js';
 import { cancelOperation } from '../../lib/operations/owner/owner-commands.js';
 import { getOperation } from '../../lib/operations/owner/owner-reads.js';
 import { OwnerScope } from '../../lib/operations/scopes.js';
 import { updateOwnSettings } from '../../lib/owners/owner-settings.js';
+import { defineTask } from '../../lib/tasks/task-definition.js';
 import { processWakeup } from '../../lib/worker/worker-handler.js';
-import { EXTERNAL_KEY, startAiRig, VALID_ANSWER, type AiRig } from '../support/ai-rig.js';
+import { AnswerSchema, EXTERNAL_KEY, startAiRig, VALID_ANSWER, type AiRig } from '../support/ai-rig.js';
+import { testRegistry } from '../support/fixtures.js';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -224,6 +227,37 @@ describe.each(DIALECTS)('local-first model routing on %s', (dialect) => {
       expect(longTimeout.models.local?.breaker.state).toBe('closed');
     } finally {
       await longTimeout.close();
+    }
+  });
+
+  it.skipIf(skip)('a cancel is cooperative: a model call that answers before the next heartbeat completes the operation (succeeded, cancelRequested kept)', async () => {
+    // A lease of 60 s beats every 15 s: the answer (3 s after the request arrives) comes long before the first beat.
+    const shortCall = defineTask({
+      type: 'test.ai-short-call',
+      paramsSchema: z.strictObject({}),
+      timeoutMs: 30_000,
+      leaseSeconds: 60,
+      model: { externalAllowed: false },
+      async run({ model }) {
+        await model?.requestStructured({ messages: [{ role: 'user', content: 'Say hi.' }], schema: AnswerSchema, schemaName: 'answer' });
+      },
+    });
+    const patient = await startAiRig(t.store, { requestTimeoutMs: 60_000 });
+    try {
+      const deps = { ...patient.deps, registry: testRegistry().register(shortCall), policy: { ...patient.deps.policy, heartbeatMs: 60_000 } };
+      const scope = await owner('local_only');
+      patient.local.slow(3_000);
+      const op = (await admitOperation(scope, deps, `short-${++seq}`, { taskType: 'test.ai-short-call', subject: { type: 'test', id: 's' } })).operation;
+      const running = processWakeup(deps, () => 60_000);
+      await waitFor(() => patient.local.calls.length === 1, { what: 'the model request to arrive' });
+      expect(await cancelOperation(scope, op.id)).toMatchObject({ status: 'running', cancel_requested_at: expect.anything() });
+      expect(await running).toBe('succeeded');
+      const row = await getOperation(scope, op.id);
+      expect(row).toMatchObject({ status: 'succeeded', cancel_requested_at: expect.anything() });
+      expect(parseModelAttempts(row.model_attempts).map((a) => a.outcome)).toEqual(['ok']);
+      expect(patient.local.abortedRequests).toBe(0);
+    } finally {
+      await patient.close();
     }
   });
 });

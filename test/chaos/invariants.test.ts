@@ -185,10 +185,15 @@ describe('chaos invariant checker', () => {
       },
     ],
     ['chainsVerify', 'a broken recovery chain', (h) => ({ ...h, chains: { checked: 1, broken: [{ operationId: 'r-1', seq: 2, reason: 'hash mismatch' }] } })],
+    ['noInternalError', 'an API answer of 500 (503s are allowed)', (h) => ({ ...h, apiAnswers: { '2xx': 10, '503': 4, '500': 1 } })],
   ];
 
   it('passes the recorded history as this release records it, with per-owner counters', () => {
     expect(checkHistory(countedHistory()).violations).toEqual([]);
+  });
+
+  it('a database outage answered 503 breaks no invariant', () => {
+    expect(checkHistory({ ...countedHistory(), apiAnswers: { '2xx': 10, '503': 126, '500': 0 } }).violations).toEqual([]);
   });
 
   it.each(breakages)('can fail: %s is reported for %s', (invariant, _what, corrupt) => {

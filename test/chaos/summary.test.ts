@@ -24,12 +24,19 @@ const input = {
   faults,
   faultErrors: {},
   sweepErrors: 0,
+  apiAnswers: { '2xx': 14, '4xx': 1, '503': 3 },
   workerCrashes: 0,
   check,
   historyFile: '.chaos/x/history.json',
 };
 
 describe('chaos summary', () => {
+  it('counts 503 (an outage) and 500 (an internal error) apart, both always shown', () => {
+    const summary = summaryOf(input);
+    expect(summary.apiAnswers).toEqual({ '2xx': 14, '4xx': 1, '503': 3, '500': 0 });
+    expect(renderSummary(summary)).toContain('API answers: 503 (database unavailable) 3, 500 (internal error) 0;');
+  });
+
   it('counts network partitions with the other faults, between the delayed heartbeats and the clock skews', () => {
     expect(FAULT_KINDS).toContain('network_partition');
     expect(FAULT_KINDS.indexOf('network_partition')).toBe(FAULT_KINDS.indexOf('delay_heartbeat') + 1);

@@ -40,6 +40,8 @@ describe.each(DIALECTS)('operator CLI list / show / cancel on %s', { timeout: 18
     expect(parsed.items.map((i) => i.id)).toEqual([ids.other, ids.queued, ids.failed]);
     expect(all.stdout).not.toContain(KEY);
     expect(all.stdout).not.toContain(ids.leaseToken);
+    // Failure text is in the details view (show, cancel), never in a list.
+    expect(all.stdout).not.toContain('operator-visible failure text');
 
     const failed = JSON.parse((await runCli(['list', '--status', 'failed', '--json'], t.url)).stdout) as { items: { id: string }[] };
     expect(failed.items.map((i) => i.id)).toEqual([ids.failed]);
@@ -77,7 +79,8 @@ describe.each(DIALECTS)('operator CLI list / show / cancel on %s', { timeout: 18
   it.skipIf(skip)("cancel cancels on the owner's behalf; a finished operation or an unknown id exits 1", async () => {
     const cancelled = await runCli(['cancel', ids.queued as string, '--json'], t.url);
     expect(cancelled.code).toBe(0);
-    expect(JSON.parse(cancelled.stdout)).toMatchObject({ id: ids.queued, status: 'cancelled', ownerUserId: 'bob' });
+    // cancel prints the same details view as show (README "Operator CLI"): failureMessage and modelAttempts included.
+    expect(JSON.parse(cancelled.stdout)).toMatchObject({ id: ids.queued, status: 'cancelled', ownerUserId: 'bob', failureMessage: null, modelAttempts: [] });
     const notifications = await t.store.db.selectFrom('operation_notifications').selectAll().where('operation_id', '=', ids.queued as string).execute();
     expect(notifications).toHaveLength(1);
     expect((await runCli(['cancel', ids.failed as string], t.url)).code).toBe(1);

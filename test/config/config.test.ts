@@ -21,6 +21,19 @@ describe('configuration', () => {
     expect(Object.isFrozen(config)).toBe(true);
   });
 
+  it('no dev secret ships with the code: DEV_JWT_SECRET has no default (the local stack generates one per checkout)', () => {
+    expect(loadConfig({}).DEV_JWT_SECRET).toBeUndefined();
+    expect(loadConfig({ DEV_JWT_SECRET: 'x'.repeat(32) }).DEV_JWT_SECRET).toBe('x'.repeat(32));
+  });
+
+  it('LOCAL_ALLOWED_HOSTS is a list of bare host names, lower-cased; a scheme, port, path or wildcard is refused naming it', () => {
+    expect(loadConfig({}).LOCAL_ALLOWED_HOSTS).toEqual([]);
+    expect(loadConfig({ LOCAL_ALLOWED_HOSTS: ' DevBox.lan, 192.168.1.20 ,devbox.lan,[fd00::1]' }).LOCAL_ALLOWED_HOSTS).toEqual(['devbox.lan', '192.168.1.20', '[fd00::1]']);
+    for (const bad of ['http://devbox.lan', 'devbox.lan:3000', 'devbox.lan/x', '*.lan', '*', 'a b']) {
+      expect(() => loadConfig({ LOCAL_ALLOWED_HOSTS: bad }), bad).toThrow(/LOCAL_ALLOWED_HOSTS/);
+    }
+  });
+
   it('the heartbeat follows a shortened lease unless set explicitly', () => {
     expect(loadConfig({ LEASE_SECONDS: '6' }).HEARTBEAT_SECONDS).toBe(2);
     expect(loadConfig({ LEASE_SECONDS: '6', HEARTBEAT_SECONDS: '5' }).HEARTBEAT_SECONDS).toBe(5);

@@ -143,6 +143,8 @@ describe.skipIf(mode === 'skip')('operator console in Chromium against the real 
     await page.getByRole('status').filter({ hasText: /^Cancel(led: | requested while)/ }).waitFor();
     await page.getByTestId('operation-status').filter({ hasText: 'cancelled' }).waitFor({ timeout: 30_000 });
     await page.locator('ol.timeline li', { hasText: 'cancelled' }).first().waitFor();
+    // The operation is finished: "Cancel requested… it stops at its next heartbeat" no longer describes it.
+    expect(await page.getByRole('status').filter({ hasText: 'Cancel requested' }).count()).toBe(0);
     await waitForStatus(env.url, nonOperator, ids.long, 'cancelled', 5_000);
     await shot('06-cancelled');
   });
@@ -164,6 +166,16 @@ describe.skipIf(mode === 'skip')('operator console in Chromium against the real 
       mkdirSync('docs', { recursive: true });
       await page.screenshot({ path: README_SCREENSHOT, fullPage: true });
     }
+  });
+
+  it('a succeeded operation shows its progress as a bare 100%, not the last stage its task reported', async () => {
+    const { page } = watched;
+    await page.goto(`${env.url}/console/operations/${ids.short[0]}`);
+    await page.getByRole('heading', { name: `Operation ${ids.short[0]}` }).waitFor();
+    await page.getByTestId('operation-status').filter({ hasText: 'succeeded' }).waitFor();
+    const progress = page.locator('dl.summary div', { has: page.locator('dt', { hasText: /^Progress$/ }) }).locator('dd');
+    // demo.wait's last report is (100, "waiting"); a finished operation is waiting for nothing.
+    expect(await progress.textContent()).toBe('100%');
   });
 
   it('shows capacity pools with usage bars', async () => {

@@ -49,7 +49,7 @@ describe('infra/rds-mariadb.yml', () => {
     expect([...conditions].filter((c) => !(c in (template.Conditions ?? {})))).toEqual([]);
   });
 
-  it('has a MariaDB 10.11 parameter group: UTC, READ COMMITTED, a short lock wait, row-based binlog, the session SQL mode, trigger creation', () => {
+  it('has a MariaDB 10.11 parameter group: UTC, READ COMMITTED, a short lock wait, row-based binlog, the session SQL mode, trigger creation, TLS on every connection', () => {
     const group = resource('DbParameterGroup');
     expect(group.Type).toBe('AWS::RDS::DBParameterGroup');
     expect(group.Properties.Family).toBe('mariadb10.11');
@@ -62,6 +62,8 @@ describe('infra/rds-mariadb.yml', () => {
       sql_mode: 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION',
       // Binary logging is on with backups; without it only SUPER (which RDS never grants) may create the migrations' triggers.
       log_bin_trust_function_creators: '1',
+      // A client that cannot encrypt is refused, whoever it is (RDS for MariaDB 10.5+).
+      require_secure_transport: '1',
     });
     expect(readFileSync(join(ROOT, 'lib/db/store.ts'), 'utf8')).toContain(`sql_mode = '${group.Properties.Parameters.sql_mode}'`);
   });
@@ -128,6 +130,20 @@ describe('infra/rds-mariadb.yml', () => {
   });
 });
 
+describe('the operator connection commands', () => {
+  it('verify the server certificate against the RDS bundle in every mariadb client command of the runbook and schema-user.sql', () => {
+    const commands = ['infra/RUNBOOK.md', 'infra/schema-user.sql'].flatMap((file) =>
+      readFileSync(join(ROOT, file), 'utf8')
+        // One logical command per line: shell continuations (`\` then a newline, `-- ` comment prefixes in the SQL file) joined.
+        .replace(/\\\n(--)?\s*/g, ' ')
+        .split('\n')
+        .filter((line) => /\bmariadb --host/.test(line)),
+    );
+    expect(commands.length).toBeGreaterThanOrEqual(2);
+    for (const command of commands) expect(command).toMatch(/--ssl --ssl-verify-server-cert --ssl-ca=global-bundle\.pem/);
+  });
+});
+
 describe.skipIf(!hasMariadb())('infra/schema-user.sql on MariaDB', () => {
   const suffix = randomBytes(4).toString('hex');
   const names = { schema: `dop_schema_${suffix}`, app: `dop_app_${suffix}`, migrator: `dop_mig_${suffix}` };
@@ -179,6 +195,23 @@ describe.skipIf(!hasMariadb())('infra/schema-user.sql on MariaDB', () => {
     expect((rows as { n: number }[])[0]!.n).toBe(0);
   });
 
+  it('creates both users REQUIRE SSL: in the clear the server refuses them, and a re-run puts the requirement back on an existing user', async () => {
+    const variables = { schema: names.schema, app_user: names.app, migrator_user: names.migrator, app_password: passwords.app, migrator_password: passwords.migrator };
+    const sslTypes = async () => {
+      const [rows] = await admin.query(`SELECT User AS user, ssl_type FROM mysql.user WHERE User IN ('${names.app}', '${names.migrator}') ORDER BY user`);
+      return rows;
+    };
+    const bothRequireSsl = [{ user: names.app, ssl_type: 'ANY' }, { user: names.migrator, ssl_type: 'ANY' }];
+    await runScript(variables);
+    expect(await sslTypes()).toEqual(bothRequireSsl);
+    // This test server's connections are plain TCP (mysql2 without `ssl`): the right password is not enough.
+    const url = adminUrl();
+    await expect(createConnection({ host: url.hostname, port: Number(url.port || 3306), user: names.app, password: passwords.app })).rejects.toMatchObject({ code: 'ER_ACCESS_DENIED_ERROR' });
+    await admin.query(`ALTER USER '${names.app}'@'%' REQUIRE NONE`);
+    await runScript(variables);
+    expect(await sslTypes()).toEqual(bothRequireSsl);
+  });
+
   it('creates the schema and users; the migrator can migrate, the application user can use rows and call the procedures but not change the schema', async () => {
     const variables = { schema: names.schema, app_user: names.app, migrator_user: names.migrator, app_password: passwords.app, migrator_password: passwords.migrator };
     await runScript(variables);
@@ -189,6 +222,8 @@ describe.skipIf(!hasMariadb())('infra/schema-user.sql on MariaDB', () => {
     expect(schemas).toEqual([{ collation: 'utf8mb4_nopad_bin' }]);
     const [grants] = await admin.query(`SHOW GRANTS FOR '${names.app}'@'%'`);
     expect(JSON.stringify(grants)).toContain(`GRANT SELECT, INSERT, UPDATE, DELETE, EXECUTE ON \`${names.schema}\`.*`);
+    // The rights below are what this test proves, not TLS (the test above): this server has no TLS, so let them in clear.
+    await admin.query(`ALTER USER '${names.app}'@'%', '${names.migrator}'@'%' REQUIRE NONE`);
 
     const migrator = openStore(urlFor(names.migrator, passwords.migrator), { poolSize: 2 });
     const app = openStore(urlFor(names.app, passwords.app), { poolSize: 2 });

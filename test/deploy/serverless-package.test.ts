@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
 import { ConfigError } from '../../lib/errors.js';
-import { API_ROUTES } from '../../lib/http/api-routes.js';
+import { API_ROUTES, methodsOf } from '../../lib/http/api-routes.js';
+import { operatorRuleFromConfig } from '../../lib/http/operator-identity.js';
 import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from '../../lib/http/cors.js';
 import { SQS_POLLER_DEFAULTS } from '../../lib/local/sqs-poller.js';
 import { tracingSettingsFromEnv } from '../../lib/tracing/tracing-settings.js';
@@ -43,6 +44,13 @@ const REQUIRED = {
 const SIDECARS = ['arn:aws:lambda:eu-west-1:123456789012:function:llm-a', 'arn:aws:lambda:eu-west-1:123456789012:function:llm-b'];
 /** An OpenTelemetry collector layer for the otelCollectorLayerArn parameter. */
 const COLLECTOR_LAYER = 'arn:aws:lambda:eu-west-1:123456789012:layer:otel-collector:1';
+/** A separate operator identity provider (issuer and audience) and an operator group. */
+const OPERATOR = {
+  operatorJwtIssuer: 'https://ops-issuer.ci.example.com/pool',
+  operatorJwtAudience: 'ci-ops-audience',
+  operatorGroupClaim: 'cognito:groups',
+  operatorGroups: 'ops-admins,ops-oncall',
+};
 /** Two exact origins for the CORS parameter. */
 const CORS_ORIGINS = ['https://app.example.com', 'http://localhost:5173'];
 /** The optional parameters set: AI on, two model sidecars, an external key secret, two CORS origins, a collector layer. */
@@ -56,6 +64,7 @@ const WITH_AI = {
   modelExternalKeySecretId: 'durable-ops/ci/model-key',
   modelSidecarFunctionArn: SIDECARS.join(','),
   otelCollectorLayerArn: COLLECTOR_LAYER,
+  ...OPERATOR,
 };
 
 const FUNCTIONS = {
@@ -117,15 +126,38 @@ afterAll(() => {
 });
 
 describe('osls package (offline, no AWS credentials)', () => {
-  it('has the HTTP API with a JWT authorizer for the issuer and audience parameters', () => {
+  it('has the HTTP API with a JWT authorizer for the owners and one for the operators (the owners\' issuer and audience unless given)', () => {
     const apis = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Api'));
     expect(apis.map((a) => a.Properties.ProtocolType)).toEqual(['HTTP']);
-    const authorizers = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer'));
-    expect(authorizers).toHaveLength(1);
-    expect(authorizers[0]!.Properties).toMatchObject({
-      AuthorizerType: 'JWT',
-      IdentitySource: ['$request.header.Authorization'],
-      JwtConfiguration: { Issuer: REQUIRED.jwtIssuer, Audience: [REQUIRED.jwtAudience] },
+    const jwt = { AuthorizerType: 'JWT', IdentitySource: ['$request.header.Authorization'] };
+    const owner = { ...jwt, Name: 'jwt', JwtConfiguration: { Issuer: REQUIRED.jwtIssuer, Audience: [REQUIRED.jwtAudience] } };
+    const byName = (t: Template) => Object.values(resourcesOf(t, 'AWS::ApiGatewayV2::Authorizer')).map((a) => a.Properties).sort((a, b) => String(a.Name).localeCompare(String(b.Name)));
+    expect(byName(template)).toEqual([owner, { ...owner, Name: 'operatorJwt' }].map((a) => expect.objectContaining(a)));
+    expect(byName(withAi)).toEqual(
+      [owner, { ...jwt, Name: 'operatorJwt', JwtConfiguration: { Issuer: OPERATOR.operatorJwtIssuer, Audience: [OPERATOR.operatorJwtAudience] } }].map((a) => expect.objectContaining(a)),
+    );
+  });
+
+  it('gives the api function the operator rule of the parameters, and none by default (every operator route a 404)', () => {
+    const rule = (t: Template) => {
+      const env = envOf(t, 'api');
+      return Object.fromEntries(['OPERATOR_JWT_ISSUER', 'OPERATOR_JWT_AUDIENCE', 'OPERATOR_GROUP_CLAIM', 'OPERATOR_GROUPS', 'OPERATOR_SUBJECTS'].map((name) => [name, env[name]]));
+    };
+    expect(rule(template)).toEqual({ OPERATOR_JWT_ISSUER: '', OPERATOR_JWT_AUDIENCE: '', OPERATOR_GROUP_CLAIM: '', OPERATOR_GROUPS: '', OPERATOR_SUBJECTS: '' });
+    expect(operatorRuleFromConfig(loadConfig(rule(template) as Record<string, string>)), 'no rule').toBeUndefined();
+    expect(rule(withAi)).toEqual({
+      OPERATOR_JWT_ISSUER: OPERATOR.operatorJwtIssuer,
+      OPERATOR_JWT_AUDIENCE: OPERATOR.operatorJwtAudience,
+      OPERATOR_GROUP_CLAIM: OPERATOR.operatorGroupClaim,
+      OPERATOR_GROUPS: OPERATOR.operatorGroups,
+      OPERATOR_SUBJECTS: '',
+    });
+    expect(operatorRuleFromConfig(loadConfig(rule(withAi) as Record<string, string>))).toEqual({
+      issuer: OPERATOR.operatorJwtIssuer,
+      audience: OPERATOR.operatorJwtAudience,
+      groupClaim: OPERATOR.operatorGroupClaim,
+      groups: ['ops-admins', 'ops-oncall'],
+      subjects: [],
     });
   });
 
@@ -157,18 +189,26 @@ describe('osls package (offline, no AWS credentials)', () => {
     expect(lambdaOf(template, 'sweeper').Properties.ReservedConcurrentExecutions).toBeGreaterThanOrEqual(1);
   });
 
-  it('routes exactly API_ROUTES to the api function, each behind the authorizer unless it is public', () => {
-    const [authorizerId] = Object.keys(resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer'));
+  it('routes exactly API_ROUTES to the api function: every operator route behind the operator authorizer, every owner route behind the owners\' one', () => {
+    const authorizers = Object.entries(resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer'));
+    const authorizerId = (name: string) => authorizers.find(([, a]) => a.Properties.Name === name)?.[0];
+    expect(authorizerId('jwt')).toBeDefined();
+    expect(authorizerId('operatorJwt')).toBeDefined();
     const routes = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Route'));
     const deployed = Object.fromEntries(routes.map((r) => [r.Properties.RouteKey as string, r.Properties]));
-    expect(Object.keys(deployed).sort()).toEqual(API_ROUTES.map((r) => `${r.method} ${r.path}`).sort());
+    // Each route under each method it answers (a public GET also answers HEAD, which an HTTP API GET route does not match).
+    expect(Object.keys(deployed).sort()).toEqual(API_ROUTES.flatMap((r) => methodsOf(r).map((method) => `${method} ${r.path}`)).sort());
     for (const route of API_ROUTES) {
       const properties = deployed[`${route.method} ${route.path}`]!;
       if ((route as { access: string }).access === 'public') {
-        expect(properties.AuthorizationType, `${route.method} ${route.path}`).toBeUndefined();
-        expect(properties.AuthorizerId, `${route.method} ${route.path}`).toBeUndefined();
+        for (const method of methodsOf(route)) {
+          expect(deployed[`${method} ${route.path}`]?.AuthorizationType, `${method} ${route.path}`).toBeUndefined();
+          expect(deployed[`${method} ${route.path}`]?.AuthorizerId, `${method} ${route.path}`).toBeUndefined();
+        }
       } else {
-        expect(properties, `${route.method} ${route.path}`).toMatchObject({ AuthorizationType: 'JWT', AuthorizerId: { Ref: authorizerId } });
+        const expected = route.access === 'operator' ? authorizerId('operatorJwt') : authorizerId('jwt');
+        expect(route.access === 'operator', `${route.path}: operator routes are exactly /api/ops/*`).toBe(route.path.startsWith('/api/ops/'));
+        expect(properties, `${route.method} ${route.path}`).toMatchObject({ AuthorizationType: 'JWT', AuthorizerId: { Ref: expected } });
         expect(properties.AuthorizationScopes, 'scopes are checked in the Lambda (404, never 403)').toBeUndefined();
       }
     }

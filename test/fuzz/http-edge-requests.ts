@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import type { ApiEvent } from '../../lib/http/api-handler.js';
+import { DEV_OPERATOR_GROUP, DEV_OPERATOR_GROUP_CLAIM } from '../../lib/local/dev-operator.js';
 import { apiEvent } from '../support/api-events.js';
 
 /**
@@ -13,19 +14,21 @@ interface RouteSpec {
   readonly template: string;
   readonly statuses: readonly number[];
   readonly access?: 'public' | 'operator';
+  /** Whether it takes a JSON body (its route doc declares one); every other route answers a body with 400. */
+  readonly body?: true;
 }
 
 /** docs/design.md §7 and README "HTTP API": route → allowed statuses (401 is added for callers without a verified `sub`). */
 export const ROUTE_SPECS: readonly RouteSpec[] = [
-  { method: 'POST', template: '/api/operations', statuses: [200, 202, 400, 403, 422, 429] },
+  { method: 'POST', template: '/api/operations', statuses: [200, 202, 400, 403, 422, 429], body: true },
   { method: 'GET', template: '/api/operations', statuses: [200, 400] },
   { method: 'GET', template: '/api/operations/{id}', statuses: [200, 404] },
   { method: 'POST', template: '/api/operations/{id}/cancel', statuses: [200, 404, 409] },
   { method: 'POST', template: '/api/operations/{id}/retry', statuses: [202, 403, 404, 409, 429] },
   { method: 'GET', template: '/api/notifications', statuses: [200, 400] },
   { method: 'GET', template: '/api/me/settings', statuses: [200] },
-  { method: 'PATCH', template: '/api/me/settings', statuses: [200, 400] },
-  { method: 'POST', template: '/api/jobs', statuses: [201, 400] },
+  { method: 'PATCH', template: '/api/me/settings', statuses: [200, 400], body: true },
+  { method: 'POST', template: '/api/jobs', statuses: [201, 400], body: true },
   { method: 'GET', template: '/api/jobs/{id}', statuses: [200, 404] },
   { method: 'POST', template: '/api/jobs/{id}/strategy-snapshot', statuses: [200, 202, 400, 403, 404, 422, 429] },
   { method: 'GET', template: '/api/jobs/{id}/strategy-snapshot', statuses: [200, 404] },
@@ -42,16 +45,41 @@ export type Caller =
   | { readonly kind: 'none' }
   | { readonly kind: 'sub'; readonly sub: unknown };
 
-/** The statuses docs/design.md §7 allows for `method` + `path` from `caller`. */
-export function allowedStatuses(method: string, path: string, caller: Caller): readonly number[] {
+/** `Content-Type` values that name JSON (RFC 6839 §3.1 `+json` included; a `charset` only as utf-8, RFC 8259 §8.1). */
+export const JSON_CONTENT_TYPES = ['application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON;charset="UTF-8"', 'application/problem+json', 'application/merge-patch+json; v=1'];
+
+/** `Content-Type` values that do not: curl's form default, text, a JSON look-alike, another charset, a wildcard, blank. */
+export const OTHER_CONTENT_TYPES = ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'text/json', 'application/jsonp', 'application/json; charset=iso-8859-1', '*/*', ''];
+
+/** What the request carried that the body rules look at: its body and its `Content-Type` (undefined when absent). */
+export interface SentBody {
+  readonly body?: string | undefined;
+  readonly contentType?: string | undefined;
+}
+
+/**
+ * The statuses the body rules leave for a routed request to `spec` (README "HTTP API"): a non-empty body on a route that
+ * takes none is exactly a 400; on a route that takes one it is exactly a 415 when its `Content-Type` is absent or one of
+ * {@link OTHER_CONTENT_TYPES}, the route's own statuses for one of {@link JSON_CONTENT_TYPES}, and either for anything
+ * else the generator made up.
+ */
+function bodyStatuses(spec: RouteSpec, sent: SentBody): readonly number[] {
+  if (sent.body === undefined || sent.body === '') return spec.statuses;
+  if (!spec.body) return [400];
+  if (sent.contentType === undefined || OTHER_CONTENT_TYPES.includes(sent.contentType)) return [415];
+  return JSON_CONTENT_TYPES.includes(sent.contentType) ? spec.statuses : [415, ...spec.statuses];
+}
+
+/** The statuses docs/design.md §7 allows for `method` + `path` from `caller`, sending `sent`. */
+export function allowedStatuses(method: string, path: string, caller: Caller, sent: SentBody = {}): readonly number[] {
   const rawPath = path.split('?')[0] ?? '';
   const matching = SPEC_PATTERNS.filter(({ pattern }) => pattern.test(rawPath)).map(({ spec }) => spec);
   const exact = matching.find((spec) => spec.method === method);
-  if (exact?.access === 'public') return exact.statuses;
+  if (exact?.access === 'public') return bodyStatuses(exact, sent);
   const verified = caller.kind !== 'none' && caller.kind !== 'sub';
   if (!verified) return [401];
   if (matching.some((spec) => spec.access === 'operator') && caller.kind !== 'operator') return [404];
-  if (exact) return exact.statuses;
+  if (exact) return bodyStatuses(exact, sent);
   return matching.length > 0 ? [405] : [404];
 }
 
@@ -110,10 +138,12 @@ const headersArb: fc.Arbitrary<Record<string, string>> = fc
   .tuple(
     fc.option(
       fc.oneof(
-        fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'application/problem+json', '', '*/*'),
-        fc.string({ maxLength: 30 }),
+        { weight: 8, arbitrary: fc.constant('application/json') },
+        { weight: 3, arbitrary: fc.constantFrom(...JSON_CONTENT_TYPES) },
+        { weight: 3, arbitrary: fc.constantFrom(...OTHER_CONTENT_TYPES) },
+        { weight: 1, arbitrary: fc.string({ maxLength: 30 }) },
       ),
-      { nil: undefined, freq: 4 },
+      { nil: undefined, freq: 8 },
     ),
     fc.option(fc.oneof(fc.constantFrom('Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'Bearer a.b.c'), fc.string({ maxLength: 60 }).map((s) => `Bearer ${s}`)), { nil: undefined, freq: 2 }),
     fc.option(keyArb, { nil: undefined, freq: 6 }),
@@ -214,7 +244,8 @@ function bodyFor(spec: RouteSpec): fc.Arbitrary<string | undefined> {
   if (spec.method === 'POST' && spec.template === '/api/jobs') {
     return fc.oneof({ weight: 3, arbitrary: json(validJobArb) }, { weight: 2, arbitrary: json(jobBodyArb) }, { weight: 1, arbitrary: bodyArb });
   }
-  return bodyArb;
+  // A route that takes no body: mostly none (so its own answers run), sometimes one (its 400).
+  return fc.oneof({ weight: 4, arbitrary: fc.constantFrom(undefined, '') }, { weight: 1, arbitrary: bodyArb });
 }
 
 /** Routes, the ones that write weighted up: admission most. */
@@ -263,10 +294,14 @@ export function edgeEvent(request: EdgeRequest, path: string): ApiEvent {
   const owner = OWNER_OF[request.caller.kind] ?? null;
   const body = request.body !== undefined && request.base64 ? Buffer.from(request.body, 'utf8').toString('base64') : request.body;
   const event = apiEvent({ method: request.target.method, path, owner, headers: request.headers, ...(body === undefined ? {} : { body }) });
+  // Sent without a Content-Type when the request has none (apiEvent would add application/json).
+  if (request.headers['content-type'] === undefined) delete (event.headers as Record<string, string | undefined>)['content-type'];
   const mutable = event as { isBase64Encoded: boolean; requestContext: { authorizer?: unknown } };
   mutable.isBase64Encoded = request.base64;
   if (request.caller.kind === 'operator') {
-    mutable.requestContext.authorizer = { jwt: { claims: { sub: EDGE_OWNER, scope: 'ops:read' }, scopes: null }, principalId: '', integrationLatency: 0 };
+    // An operator as the local stack's operator rule knows one: the scope and the operator group (lib/local/dev-operator.ts).
+    const claims = { sub: EDGE_OWNER, scope: 'ops:read', [DEV_OPERATOR_GROUP_CLAIM]: `[${DEV_OPERATOR_GROUP}]` };
+    mutable.requestContext.authorizer = { jwt: { claims, scopes: null }, principalId: '', integrationLatency: 0 };
   }
   if (request.caller.kind === 'sub') {
     mutable.requestContext.authorizer = { jwt: { claims: { sub: request.caller.sub }, scopes: null }, principalId: '', integrationLatency: 0 };

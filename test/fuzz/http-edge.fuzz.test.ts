@@ -6,17 +6,18 @@ import { createJob } from '../../lib/jobs/jobs.js';
 import { isPublicRequest } from '../../lib/http/api-handler.js';
 import { ProblemSchema } from '../../lib/http/problem-details.js';
 import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, signDevToken } from '../../lib/local/dev-token.js';
-import { startLocalHttpServer, type LocalHttpServer } from '../../lib/local/local-http-server.js';
+import { LOCAL_MAX_BODY_BYTES, startLocalHttpServer, type LocalHttpServer } from '../../lib/local/local-http-server.js';
 import { silentLogger } from '../../lib/logger.js';
 import { failOperation } from '../../lib/operations/lease/lease-operations.js';
 import { OwnerScope } from '../../lib/operations/scopes.js';
 import { updateOwnSettings } from '../../lib/owners/owner-settings.js';
 import { createApiTestApp, type ApiTestApp } from '../http/api-test-app.js';
 import { lambdaContext, parseResponse, type ParsedResponse } from '../support/api-events.js';
+import { sendRaw } from '../support/raw-http.js';
 import { DIALECTS, hasMariadb } from '../support/test-store.js';
 import { applicationTables, emptyTables, snapshotDatabase } from './db-snapshot.js';
 import { assertsCoverage, FUZZ_TEST_TIMEOUT_MS, fuzzParameters } from './fuzz-settings.js';
-import { allowedStatuses, EDGE_OTHER_OWNER, EDGE_OWNER, EDGE_UNENTITLED_OWNER, edgeEvent, edgeRequestArb, resolvePath, ROUTE_SPECS, type EdgeRequest } from './http-edge-requests.js';
+import { allowedStatuses, JSON_CONTENT_TYPES, OTHER_CONTENT_TYPES, EDGE_OTHER_OWNER, EDGE_OWNER, EDGE_UNENTITLED_OWNER, edgeEvent, edgeRequestArb, resolvePath, ROUTE_SPECS, type EdgeRequest } from './http-edge-requests.js';
 
 const SECRET = 'fuzz-dev-secret-of-at-least-32-characters';
 
@@ -91,6 +92,29 @@ async function authorizationHeader(refused: RefusedAuthorization): Promise<strin
   }
 }
 
+/** A `Host` the local server must answer (a loopback name; `{port}` is its port) or refuse with 421 (`foreign`). */
+const hostArb = fc.oneof(
+  fc.constantFrom('localhost', 'localhost:{port}', '127.0.0.1:{port}', '[::1]:{port}', 'app.localhost:{port}', 'LocalHost').map((host) => ({ host, foreign: false })),
+  fc
+    .oneof(
+      fc.constantFrom('rebind.attacker.example', 'evil.example:80', '127.0.0.1.nip.io:{port}', 'localhost.evil.example', '[::2]:{port}', '10.0.0.7', '0.0.0.0:{port}'),
+      fc.domain(),
+    )
+    .filter((host) => !/(^|\.)localhost$/i.test(host))
+    .map((host) => ({ host, foreign: true })),
+);
+
+/** Body sizes in bytes around the local server's cap, and anywhere up to three times it. */
+const bodySizeArb = fc.oneof(
+  fc.constantFrom(0, 2, LOCAL_MAX_BODY_BYTES - 1, LOCAL_MAX_BODY_BYTES, LOCAL_MAX_BODY_BYTES + 1, 2 * LOCAL_MAX_BODY_BYTES),
+  fc.integer({ min: 0, max: 3 * LOCAL_MAX_BODY_BYTES }),
+);
+
+/** A JSON object of exactly `size` bytes (at least 2): `{}` or one padded string member. */
+function jsonOfSize(size: number): Buffer {
+  return Buffer.from(size < 10 ? '{}'.padEnd(size, ' ') : `{"pad":"${'x'.repeat(size - 10)}"}`, 'utf8');
+}
+
 describe.each(DIALECTS)('the API edge under random requests on %s', (dialect) => {
   const skip = dialect === 'mariadb' && !hasMariadb();
   let app: ApiTestApp;
@@ -153,7 +177,8 @@ describe.each(DIALECTS)('the API edge under random requests on %s', (dialect) =>
             const response = parseResponse(await app.handler(edgeEvent(request, path), lambdaContext()));
             const label = `${request.target.method} ${path} as ${JSON.stringify(request.caller)} → ${response.status} ${response.text.slice(0, 300)}`;
             seen.add(response.status);
-            checkAnswer(response, allowedStatuses(request.target.method, path, request.caller), label);
+            const sent = { body: request.body, contentType: request.headers['content-type'] };
+            checkAnswer(response, allowedStatuses(request.target.method, path, request.caller, sent), label);
             // No body, success or problem, echoes the Idempotency-Key (docs/design.md §7); short keys could match by chance.
             const key = request.headers['idempotency-key'];
             if (key !== undefined && key.length >= 12) expect(response.text, `${label}: echoes the key`).not.toContain(JSON.stringify(key).slice(1, -1));
@@ -163,7 +188,7 @@ describe.each(DIALECTS)('the API edge under random requests on %s', (dialect) =>
         parameters,
       );
       // The generator must keep reaching the success and refusal branches, not only the route misses.
-      if (assertsCoverage(parameters, RUNS, runs)) expect([...seen]).toEqual(expect.arrayContaining([200, 201, 202, 400, 401, 404, 405, 409]));
+      if (assertsCoverage(parameters, RUNS, runs)) expect([...seen]).toEqual(expect.arrayContaining([200, 201, 202, 400, 401, 404, 405, 409, 415]));
     },
     FUZZ_TEST_TIMEOUT_MS,
   );
@@ -197,6 +222,46 @@ describe.each(DIALECTS)('the API edge under random requests on %s', (dialect) =>
         }),
         fuzzParameters(30),
       );
+    },
+    FUZZ_TEST_TIMEOUT_MS,
+  );
+
+  it.skipIf(skip)(
+    'through the local server, a foreign Host is a 421, a body over the cap a 413 (declared or chunked), a non-JSON body a 415, a body where none is taken a 400; never a 5xx, nothing written',
+    async () => {
+      const token = await signDevToken(EDGE_OWNER, SECRET);
+      const targets = ROUTE_SPECS.filter((spec) => spec.access === undefined && spec.method !== 'GET').map((spec) => ({
+        method: spec.method,
+        path: spec.template.replace(/\{[^/]+\}/g, '00000000-0000-4000-8000-000000000000'),
+      }));
+      const contentTypeArb = fc.option(fc.constantFrom(...JSON_CONTENT_TYPES, ...OTHER_CONTENT_TYPES), { nil: undefined, freq: 5 });
+      const seen = new Set<number>();
+      let runs = 0;
+      const parameters = fuzzParameters<[{ method: string; path: string }, { host: string; foreign: boolean }, number, boolean, string | undefined]>(40);
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...targets), hostArb, bodySizeArb, fc.boolean(), contentTypeArb, async (target, host, size, chunked, contentType) => {
+          runs++;
+          await freshFixtures();
+          const before = await snapshotDatabase(app.db.store, tables);
+          const body = size < 2 ? Buffer.alloc(0) : jsonOfSize(size);
+          const headers = {
+            host: host.host.replace('{port}', String(server.port)),
+            authorization: `Bearer ${token}`,
+            'idempotency-key': 'edge-key-local',
+            ...(contentType === undefined ? {} : { 'content-type': contentType }),
+          };
+          const chunks = chunked ? Array.from({ length: Math.ceil(body.byteLength / 65_536) }, (_, i) => body.subarray(i * 65_536, (i + 1) * 65_536)) : body;
+          const answer = await sendRaw(server.url, { method: target.method, path: target.path, headers, body: chunks });
+          const label = `${target.method} ${target.path} Host ${headers.host}, ${body.byteLength} bytes ${chunked ? 'chunked' : 'with Content-Length'}, ${contentType} → ${answer.status} ${answer.text.slice(0, 200)}`;
+          const sent = { body: body.byteLength === 0 ? undefined : 'a body', contentType };
+          const allowed = host.foreign ? [421] : body.byteLength > LOCAL_MAX_BODY_BYTES ? [413] : allowedStatuses(target.method, target.path, { kind: 'owner' }, sent);
+          seen.add(answer.status);
+          checkAnswer({ status: answer.status, headers: { 'content-type': String(answer.headers['content-type']) }, text: answer.text, json: JSON.parse(answer.text || 'null') }, allowed, label);
+          if (answer.status >= 400) expect(await snapshotDatabase(app.db.store, tables), `${label}: nothing written`).toEqual(before);
+        }),
+        parameters,
+      );
+      if (assertsCoverage(parameters, 40, runs)) expect([...seen]).toEqual(expect.arrayContaining([400, 413, 415, 421]));
     },
     FUZZ_TEST_TIMEOUT_MS,
   );

@@ -86,6 +86,7 @@ describe('API errors as RFC 9457 problem details', () => {
       recoveryModules: createRecoveryModules(),
       logger,
       metrics: noopMetrics,
+      operatorRule: undefined,
     });
     const response = parseResponse(await handler(apiEvent({ method: 'GET', path: '/api/operations', owner: 'alice' }), lambdaContext()));
     expect(response.status).toBe(500);

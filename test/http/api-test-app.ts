@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { loadCapacityPolicy, type CapacityPolicy } from '../../lib/capacity/capacity-policy.js';
 import { loadConfig } from '../../lib/config.js';
 import { createApiHandler, type ApiDeps, type ApiHandler } from '../../lib/http/api-handler.js';
+import { operatorRuleFromConfig } from '../../lib/http/operator-identity.js';
+import { withLocalOperatorRule } from '../../lib/local/dev-operator.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import { noopMetrics } from '../../lib/observability/metrics.js';
 import { claimNextOperation, enterOwnerScope, type ClaimedOperation } from '../../lib/operations/lease/claim-operation.js';
@@ -79,6 +81,8 @@ export async function createApiTestApp(dialect: TestDialect, options: ApiTestApp
     ...(options.deadLetters ? { deadLetters: options.deadLetters } : {}),
     logger: options.logger ?? silentLogger,
     metrics: noopMetrics,
+    // The local stack's rule: an event with an `ops:` scope carries its group (test/support/api-events.ts).
+    operatorRule: operatorRuleFromConfig(withLocalOperatorRule(config)),
   };
   const handler = createApiHandler(deps);
   const call = async (input: ApiEventInput) => parseResponse(await handler(apiEvent(input), lambdaContext()));

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { strategySnapshotTask } from '../../lib/features/strategy-snapshot/strategy-snapshot-task.js';
 import { STRATEGY_SNAPSHOT_NOTE_KIND } from '../../lib/features/strategy-snapshot/strategy-snapshot-output.js';
 import { createApiHandler, type ApiEvent } from '../../lib/http/api-handler.js';
-import { API_ROUTES, OPENAPI_DOCUMENT_PATH, OPERATOR_OPENAPI_DOCUMENT_PATH } from '../../lib/http/api-routes.js';
+import { API_ROUTES, methodsOf, OPENAPI_DOCUMENT_PATH, OPERATOR_OPENAPI_DOCUMENT_PATH } from '../../lib/http/api-routes.js';
 import { OPS_READ_SCOPE, OPS_WRITE_SCOPE } from '../../lib/http/auth.js';
 import { BEARER_SCHEME, buildOpenApiDocument, openApiJson } from '../../lib/http/openapi.js';
 import type { ApiRoute } from '../../lib/http/route-types.js';
@@ -19,7 +19,7 @@ import { completeOperation } from '../../lib/operations/lease/lease-operations.j
 import { WorkerScope } from '../../lib/operations/scopes.js';
 import { TaskRegistry } from '../../lib/tasks/task-registry.js';
 import { buildLedgerFixture, testRecoveryModules } from '../recovery/ops-fixtures.js';
-import { apiEvent, lambdaContext, parseResponse, type ApiEventInput, type ParsedResponse } from '../support/api-events.js';
+import { apiEvent, lambdaContext, OPERATOR_CLAIMS, parseResponse, type ApiEventInput, type ParsedResponse } from '../support/api-events.js';
 import { DIALECTS, hasMariadb } from '../support/test-store.js';
 import { createApiTestApp, type ApiTestApp } from './api-test-app.js';
 
@@ -51,38 +51,40 @@ const keyOf = (route: Pick<ApiRoute, 'method' | 'path'>) => `${route.method} ${r
 
 /**
  * The statuses each route answers, as docs/design.md §7 and the README's "HTTP API" table list them, plus 405 (any route:
- * its path under another method), 413 (a route that takes a body: the local server's 1 MiB cap) and 500 (any route) —
+ * its path under another method), 413 and 415 (a route that takes a body: the local server's 1 MiB cap, a body not
+ * declared as JSON), 400 (a route that takes no body, sent one), 500 (any route) and
+ * 503 (any route that reads or writes the database: all but the two documents) —
  * pinned here, independently of the route docs, so a doc that drops or invents a status fails.
  */
 const EXPECTED_STATUSES: Record<string, number[]> = {
-  'POST /api/operations': [200, 202, 400, 401, 403, 404, 405, 413, 422, 429, 500],
-  'GET /api/operations': [200, 400, 401, 405, 500],
-  'GET /api/operations/{id}': [200, 304, 401, 404, 405, 500],
-  'POST /api/operations/{id}/cancel': [200, 401, 404, 405, 409, 500],
-  'POST /api/operations/{id}/retry': [202, 401, 403, 404, 405, 409, 429, 500],
-  'GET /api/notifications': [200, 400, 401, 405, 500],
-  'GET /api/me/settings': [200, 401, 405, 500],
-  'PATCH /api/me/settings': [200, 400, 401, 405, 413, 500],
-  'POST /api/jobs': [201, 400, 401, 405, 413, 500],
-  'GET /api/jobs/{jobId}': [200, 401, 404, 405, 500],
-  'POST /api/jobs/{jobId}/strategy-snapshot': [200, 202, 400, 401, 403, 404, 405, 422, 429, 500],
-  'GET /api/jobs/{jobId}/strategy-snapshot': [200, 401, 404, 405, 500],
-  'GET /api/openapi.json': [200, 405, 500],
+  'POST /api/operations': [200, 202, 400, 401, 403, 404, 405, 413, 415, 422, 429, 500, 503],
+  'GET /api/operations': [200, 400, 401, 405, 500, 503],
+  'GET /api/operations/{id}': [200, 304, 400, 401, 404, 405, 500, 503],
+  'POST /api/operations/{id}/cancel': [200, 400, 401, 404, 405, 409, 500, 503],
+  'POST /api/operations/{id}/retry': [202, 400, 401, 403, 404, 405, 409, 429, 500, 503],
+  'GET /api/notifications': [200, 400, 401, 405, 500, 503],
+  'GET /api/me/settings': [200, 400, 401, 405, 500, 503],
+  'PATCH /api/me/settings': [200, 400, 401, 405, 413, 415, 500, 503],
+  'POST /api/jobs': [201, 400, 401, 405, 413, 415, 500, 503],
+  'GET /api/jobs/{jobId}': [200, 400, 401, 404, 405, 500, 503],
+  'POST /api/jobs/{jobId}/strategy-snapshot': [200, 202, 400, 401, 403, 404, 405, 422, 429, 500, 503],
+  'GET /api/jobs/{jobId}/strategy-snapshot': [200, 400, 401, 404, 405, 500, 503],
+  'GET /api/openapi.json': [200, 400, 405, 500],
 };
 
 /** The same for the operator document: the README's "HTTP API" table rows of the operator surface. */
 const EXPECTED_OPERATOR_STATUSES: Record<string, number[]> = {
-  'GET /api/ops/operations': [200, 400, 401, 404, 405, 500],
-  'GET /api/ops/operations/{id}': [200, 401, 404, 405, 500],
-  'POST /api/ops/operations/{id}/cancel': [200, 401, 404, 405, 409, 500],
-  'POST /api/ops/operations/{id}/retry': [202, 401, 403, 404, 405, 409, 429, 500],
-  'GET /api/ops/capacity': [200, 401, 404, 405, 500],
-  'GET /api/ops/recovery': [200, 400, 401, 404, 405, 500],
-  'POST /api/ops/recovery/{id}/resolve-unknown': [200, 400, 401, 404, 405, 409, 413, 500],
-  'POST /api/ops/dlq/redrive': [200, 400, 401, 404, 405, 409, 413, 500],
-  'GET /api/ops/sweeps': [200, 400, 401, 404, 405, 500],
-  'GET /api/ops/throughput': [200, 400, 401, 404, 405, 500],
-  'GET /api/ops/openapi.json': [200, 401, 404, 405, 500],
+  'GET /api/ops/operations': [200, 400, 401, 404, 405, 500, 503],
+  'GET /api/ops/operations/{id}': [200, 400, 401, 404, 405, 500, 503],
+  'POST /api/ops/operations/{id}/cancel': [200, 400, 401, 404, 405, 409, 500, 503],
+  'POST /api/ops/operations/{id}/retry': [202, 400, 401, 403, 404, 405, 409, 429, 500, 503],
+  'GET /api/ops/capacity': [200, 400, 401, 404, 405, 500, 503],
+  'GET /api/ops/recovery': [200, 400, 401, 404, 405, 500, 503],
+  'POST /api/ops/recovery/{id}/resolve-unknown': [200, 400, 401, 404, 405, 409, 413, 415, 500, 503],
+  'POST /api/ops/dlq/redrive': [200, 400, 401, 404, 405, 409, 413, 415, 500, 503],
+  'GET /api/ops/sweeps': [200, 400, 401, 404, 405, 500, 503],
+  'GET /api/ops/throughput': [200, 400, 401, 404, 405, 500, 503],
+  'GET /api/ops/openapi.json': [200, 400, 401, 404, 405, 500],
 };
 
 describe('the OpenAPI document', () => {
@@ -160,11 +162,13 @@ describe('the OpenAPI document', () => {
     expect(timeline).toEqual({ anyOf: [{ $ref: '#/components/schemas/FailureCode' }, { type: 'null' }] });
   });
 
-  it('every 405 names the path’s methods in Allow; 413 is documented exactly where a body is taken', () => {
+  it('every 405 names the path’s methods in Allow; 413 and 415 are documented exactly where a body is taken, a body’s 400 everywhere else', () => {
     for (const document of [doc, operatorDoc]) {
       for (const [key, operation] of documentedOperations(document)) {
         expect(operation.responses['405'].headers.Allow, key).toMatchObject({ required: true, schema: { type: 'string' } });
         expect(operation.responses['413'] !== undefined, key).toBe(operation.requestBody !== undefined);
+        expect(operation.responses['415'] !== undefined, key).toBe(operation.requestBody !== undefined);
+        if (operation.requestBody === undefined) expect(operation.responses['400'].description, key).toContain('this route takes none');
       }
     }
     expect(doc.paths['/api/jobs'].post.responses['413'].description).toContain(`${LOCAL_MAX_BODY_BYTES / 1024 / 1024} MiB`);
@@ -250,7 +254,7 @@ describe('GET /api/ops/openapi.json', () => {
 
   it('answers ops:read callers the operator document (private to them), and everyone else exactly as an unknown path', async () => {
     const get = async (scope: string | undefined, path = OPERATOR_OPENAPI_DOCUMENT_PATH, method = 'GET') => {
-      const event = apiEvent({ method, path, owner: 'caller' });
+      const event = apiEvent({ method, path, owner: 'caller', claims: OPERATOR_CLAIMS });
       if (scope !== undefined) event.requestContext.authorizer.jwt.claims.scope = scope;
       return parseResponse(await app.handler(event, lambdaContext()));
     };
@@ -284,6 +288,18 @@ describe('GET /api/openapi.json', () => {
     // The public route opens nothing else: an owner route without claims is still a 401.
     const owner = parseResponse(await handler(apiEvent({ method: 'GET', path: '/api/operations', owner: null }), lambdaContext()));
     expect(owner.status).toBe(401);
+  });
+
+  it('HEAD answers like GET without a token — same status and headers, no body — and is in the 405 Allow list', async () => {
+    const handler = createApiHandler(() => Promise.reject(new Error('the document route must not need the dependencies')));
+    const get = await handler(apiEvent({ method: 'GET', path: OPENAPI_DOCUMENT_PATH, owner: null }), lambdaContext());
+    const head = await handler(apiEvent({ method: 'HEAD', path: OPENAPI_DOCUMENT_PATH, owner: null }), lambdaContext());
+    expect(head.statusCode).toBe(200);
+    expect(head.headers).toEqual(get.headers);
+    expect(head.body).toBeUndefined();
+    const post = parseResponse(await handler(apiEvent({ method: 'POST', path: OPENAPI_DOCUMENT_PATH, owner: 'head-test' }), lambdaContext()));
+    expect(post.status).toBe(405);
+    expect(post.headers.allow).toBe('GET, HEAD');
   });
 
   it('is built once per process: every answer is the same cached text', () => {
@@ -321,6 +337,13 @@ describe('the local HTTP server', () => {
 
     const withBadToken = await fetch(`${server.url}${OPENAPI_DOCUMENT_PATH}`, { headers: { authorization: 'Bearer not.a.token' } });
     expect(withBadToken.status).toBe(200);
+
+    // HEAD (curl -I, link checkers): public too, the GET's headers, no body.
+    const head = await fetch(`${server.url}${OPENAPI_DOCUMENT_PATH}`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('application/json');
+    expect(await head.text()).toBe('');
+    expect(events.at(-1)?.requestContext.authorizer).toBeUndefined();
 
     const calls = events.length;
     const owner = await fetch(`${server.url}/api/operations`);
@@ -506,12 +529,15 @@ describe.each(DIALECTS)('real responses on %s', (dialect) => {
       for (const [template, item] of Object.entries<Record<string, any>>(document.paths)) {
         const methods = Object.keys(item).filter((method) => HTTP_METHODS.includes(method));
         const path = template.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
-        const event = apiEvent({ method: 'DELETE', path, owner: 'openapi-405' });
+        const event = apiEvent({ method: 'DELETE', path, owner: 'openapi-405', claims: OPERATOR_CLAIMS });
         if (scope) event.requestContext.authorizer.jwt.claims.scope = scope;
         const response = parseResponse(await app.handler(event, lambdaContext()));
         expect(response.status, `DELETE ${template}`).toBe(405);
         expect(problem(response.json), `DELETE ${template}`).toBe(true);
-        expect(response.headers.allow?.split(', ').sort(), `DELETE ${template}`).toEqual(methods.map((method) => method.toUpperCase()).sort());
+        // Its documented methods, and HEAD beside a public GET (answered as GET without the body; not an operation of its own).
+        const answered = API_ROUTES.filter((route) => route.path === template).flatMap((route) => methodsOf(route));
+        expect(answered.filter((method) => method !== 'HEAD').sort(), template).toEqual(methods.map((method) => method.toUpperCase()).sort());
+        expect(response.headers.allow?.split(', ').sort(), `DELETE ${template}`).toEqual([...answered].sort());
         for (const method of methods) expect(item[method].responses['405'], `${method} ${template}`).toBeDefined();
       }
     }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNREGISTERED_RECONCILIATION } from '../../lib/recovery/recovery-modules.js';
-import { apiEvent, lambdaContext, parseResponse, type ParsedResponse } from '../support/api-events.js';
+import { apiEvent, lambdaContext, OPERATOR_CLAIMS, parseResponse, type ParsedResponse } from '../support/api-events.js';
 import { DIALECTS, hasMariadb } from '../support/test-store.js';
 import { buildLedgerFixture, HIDDEN, LONG_LEASE_MS, TEST_RECONCILIATION, testRecoveryModules, type LedgerFixture } from '../recovery/ops-fixtures.js';
 import { createApiTestApp, type ApiTestApp } from './api-test-app.js';
@@ -39,7 +39,8 @@ describe.each(DIALECTS)('GET /api/ops/recovery on %s', (dialect) => {
 
   /** Calls the API as `caller`, with the claims the JWT authorizer would pass. */
   const call = async (caller: Caller, path: string, method = 'GET'): Promise<ParsedResponse> => {
-    const event = apiEvent({ method, path, owner: caller.sub });
+    // Every caller passes the operator rule: these cases are about the scope.
+    const event = apiEvent({ method, path, owner: caller.sub, claims: OPERATOR_CLAIMS });
     const jwt = event.requestContext.authorizer.jwt;
     if (caller.scope !== undefined) jwt.claims.scope = caller.scope;
     jwt.scopes = caller.scopes ?? (caller.scope ? caller.scope.split(' ') : null);

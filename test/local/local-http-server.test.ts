@@ -36,6 +36,7 @@ async function refusedTokens(): Promise<Array<[string, string]>> {
     ['an alg: none token', `${base64url({ alg: 'none', typ: 'JWT' })}.${base64url(claims)}.`],
     ['an HS512 token signed with the right secret', await new SignJWT(claims).setProtectedHeader({ alg: 'HS512' }).sign(key)],
     ['an expired token', await new SignJWT({ ...claims, iat: now - 7200, exp: now - 3600 }).setProtectedHeader({ alg: 'HS256' }).sign(key)],
+    ['a token issued an hour from now', await new SignJWT({ ...claims, iat: now + 3600, exp: now + 7200 }).setProtectedHeader({ alg: 'HS256' }).sign(key)],
     ['a token for another audience', await new SignJWT({ ...claims, aud: 'someone-else' }).setProtectedHeader({ alg: 'HS256' }).sign(key)],
     ['a token without sub', await new SignJWT({ ...claims, sub: undefined }).setProtectedHeader({ alg: 'HS256' }).sign(key)],
     ['a token whose signature was tampered with', tamperSignature(await signDevToken('alice', SECRET))],

@@ -74,7 +74,7 @@ describe.each(DIALECTS)('DLQ redrive through the recovery ledger on %s', (dialec
     const bodies = [`{"v":1,"reason":"retry","operationId":"body-${seq}-a"}`, `{"v":1,"reason":"retry","operationId":"body-${seq}-b"}`];
     const ids = [await deadLetter(bodies[0] as string), await deadLetter(bodies[1] as string)];
 
-    expect(await redrive()).toEqual({ redriven: 2, skipped: 0, rejected: 0 });
+    expect(await redrive()).toEqual({ moved: 2, skipped: 0, rejected: 0 });
 
     const main = await receiveAll(q.client, q.queueUrl);
     expect(main.map((m) => m.Body).sort()).toEqual([...bodies].sort());
@@ -117,7 +117,7 @@ describe.each(DIALECTS)('DLQ redrive through the recovery ledger on %s', (dialec
       },
       { what: 'the dead letter to reappear and be skipped' },
     );
-    expect(second).toEqual({ redriven: 0, skipped: 1, rejected: 0 });
+    expect(second).toEqual({ moved: 0, skipped: 1, rejected: 0 });
     const main = await receiveAll(q.client, q.queueUrl);
     expect(main.map((m) => m.Body)).toEqual([body]);
 
@@ -161,7 +161,7 @@ describe.each(DIALECTS)('DLQ redrive through the recovery ledger on %s', (dialec
 
   it.skipIf(skip)('SQS refusing the send (4xx) records rejected and leaves the dead letter in the DLQ', async () => {
     const id = await deadLetter(`{"v":1,"reason":"retry","operationId":"refused-${seq}"}`);
-    expect(await redrive({ queueUrl: `${q.queueUrl}-missing`, maxMessages: 1, visibilityTimeoutSeconds: 0 })).toEqual({ redriven: 0, skipped: 0, rejected: 1 });
+    expect(await redrive({ queueUrl: `${q.queueUrl}-missing`, maxMessages: 1, visibilityTimeoutSeconds: 0 })).toEqual({ moved: 0, skipped: 0, rejected: 1 });
     const row = await operation(id);
     expect(row.state).toBe('rejected');
     const last = (await checkpoints(row.id)).at(-1);
@@ -172,8 +172,8 @@ describe.each(DIALECTS)('DLQ redrive through the recovery ledger on %s', (dialec
 
   it.skipIf(skip)('a run is bounded by maxMessages', async () => {
     for (let i = 0; i < 12; i += 1) await deadLetter(`{"v":1,"reason":"retry","operationId":"bound-${seq}-${i}"}`);
-    expect(await redrive({ maxMessages: 11 })).toEqual({ redriven: 11, skipped: 0, rejected: 0 });
-    expect(await redrive()).toEqual({ redriven: 1, skipped: 0, rejected: 0 });
+    expect(await redrive({ maxMessages: 11 })).toEqual({ moved: 11, skipped: 0, rejected: 0 });
+    expect(await redrive()).toEqual({ moved: 1, skipped: 0, rejected: 0 });
     expect(await receiveAll(q.client, q.queueUrl)).toHaveLength(12);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SecretInEvidenceError, ValidationError } from '../../lib/errors.js';
-import { EvidenceLimits, EvidenceSchema, parseEvidence, type SecretKind } from '../../lib/recovery/evidence.js';
+import { EvidenceLimits, EvidenceSchema, parseEvidence } from '../../lib/recovery/evidence.js';
+import type { SecretKind } from '../../lib/recovery/secret-detector.js';
 
 // Credential-shaped fixtures are assembled at run time so that no token-shaped literal sits in the source
 // (secret scanners and push protection would flag them). None of them is a real credential.
@@ -134,8 +135,9 @@ describe('evidence: secret-looking values are refused without being echoed', () 
 });
 
 describe('evidence: keys that name a secret are refused whatever their value', () => {
-  // An AWS secret access key has no recognisable shape: only its name gives it away.
-  const awsSecretShaped = filler(40, 'wJalrXUtnFEMIK7MDENGbPxRfiCY0123456789+/');
+  // A password has no recognisable shape (an AWS secret access key is caught as a high-entropy token): only its
+  // name gives it away.
+  const shapelessSecret = 'correct-horse-battery-staple';
 
   it.each([
     'password',
@@ -161,11 +163,11 @@ describe('evidence: keys that name a secret are refused whatever their value', (
     'sessionId',
     'password2',
   ])('key %s is refused with kind secret_key_name', (key) => {
-    const error = thrown(() => parseEvidence({ [key]: awsSecretShaped }, 'evidence'));
+    const error = thrown(() => parseEvidence({ [key]: shapelessSecret }, 'evidence'));
     expect(error).toBeInstanceOf(SecretInEvidenceError);
     expect((error as SecretInEvidenceError).paths).toEqual([`evidence.${key}`]);
     expect((error as SecretInEvidenceError).kinds).toEqual(['secret_key_name']);
-    expect(rendered(error)).not.toContain(awsSecretShaped);
+    expect(rendered(error)).not.toContain(shapelessSecret);
   });
 
   it('the name alone is enough: even a count or null under a secret name is refused', () => {

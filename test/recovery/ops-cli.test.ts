@@ -59,6 +59,8 @@ describe.each(DIALECTS)('operator CLI `durable-ops recovery` on %s', (dialect) =
     const details = JSON.parse(run.stdout);
     expect(details).toMatchObject({ id: ops.outcomeUnknown, state: 'outcome_unknown', fence: 2, chain: { ok: true } });
     expect(details).not.toHaveProperty('idempotencyKey');
+    // The one command that prints a request hash (README "Operator CLI"): SHA-256 hex, no request content.
+    expect(details.requestHash).toMatch(/^[0-9a-f]{64}$/);
     expect(details.checkpoints.map((c: any) => [c.seq, c.kind, c.state, c.fence, c.previousFence])).toEqual([
       [0, 'begin', 'running', 1, null],
       [1, 'takeover', 'outcome_unknown', 2, 1],

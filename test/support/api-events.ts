@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { DEV_OPERATOR_GROUP, DEV_OPERATOR_GROUP_CLAIM } from '../../lib/local/dev-operator.js';
 import { localLambdaContext } from '../../lib/local/lambda-context.js';
 
 /** What a test says about one API request; everything else gets API Gateway's payload 2.0 defaults. */
@@ -9,21 +10,38 @@ export interface ApiEventInput {
   readonly path: string;
   /** The verified `sub` claim; `null` builds an event with no authorizer claims at all. */
   readonly owner: string | null;
-  /** Header names are lower-cased, as API Gateway HTTP APIs deliver them. */
+  /**
+   * Header names are lower-cased, as API Gateway HTTP APIs deliver them. With a body, `content-type: application/json`
+   * is added unless a `content-type` of any case is given here.
+   */
   readonly headers?: Record<string, string>;
   /** A string is sent as is; anything else as its JSON. */
   readonly body?: unknown;
   /** The verified `scope` claim (space-separated OAuth scopes), also passed as the authorizer's `scopes` list. */
   readonly scope?: string;
+  /**
+   * More verified claims, as API Gateway passes them (an array claim as `[a b]`), over the defaults.
+   * @default with an `ops:` scope, {@link OPERATOR_CLAIMS} (as `signDevToken` signs an ops-scoped token); `{}` otherwise —
+   * pass `{}` for an ops-scoped non-operator
+   */
+  readonly claims?: Readonly<Record<string, string>>;
 }
+
+/**
+ * The claims that make a test event an operator's under the local stack's operator rule (the API test app's): the dev
+ * operator group, as API Gateway passes an array claim (`lib/local/dev-operator.ts`).
+ */
+export const OPERATOR_CLAIMS: Readonly<Record<string, string>> = Object.freeze({ [DEV_OPERATOR_GROUP_CLAIM]: `[${DEV_OPERATOR_GROUP}]` });
 
 /** An API Gateway HTTP API payload 2.0 event as the JWT authorizer hands it to the Lambda. */
 export function apiEvent(input: ApiEventInput): APIGatewayProxyEventV2WithJWTAuthorizer {
   const [rawPath = '/', rawQueryString = ''] = input.path.split('?');
   const query = new URLSearchParams(rawQueryString);
   const queryStringParameters = Object.fromEntries([...new Set(query.keys())].map((name) => [name, query.getAll(name).join(',')]));
-  const headers = Object.fromEntries(Object.entries({ host: 'api.test', ...input.headers }).map(([name, value]) => [name.toLowerCase(), value]));
   const body = input.body === undefined ? undefined : typeof input.body === 'string' ? input.body : JSON.stringify(input.body);
+  // A body goes as JSON, as every client of the API sends it, unless the test names its own Content-Type.
+  const json = body === undefined ? {} : { 'content-type': 'application/json' };
+  const headers = Object.fromEntries(Object.entries({ host: 'api.test', ...json, ...input.headers }).map(([name, value]) => [name.toLowerCase(), value]));
   const now = Date.now();
   const event = {
     version: '2.0',
@@ -50,7 +68,12 @@ export function apiEvent(input: ApiEventInput): APIGatewayProxyEventV2WithJWTAut
               principalId: '',
               integrationLatency: 0,
               jwt: {
-                claims: { sub: input.owner, iss: 'https://issuer.test', ...(input.scope === undefined ? {} : { scope: input.scope }) },
+                claims: {
+                  sub: input.owner,
+                  iss: 'https://issuer.test',
+                  ...(input.scope === undefined ? {} : { scope: input.scope }),
+                  ...(input.claims ?? (input.scope?.includes('ops:') ? OPERATOR_CLAIMS : {})),
+                },
                 scopes: input.scope ? input.scope.split(' ') : null,
               },
             },

@@ -16,23 +16,36 @@ export interface OperationActionsProps {
   readonly onChanged: () => void;
 }
 
+/**
+ * A notice after an action. `untilFinished`: it describes something still under way (a cancel the worker has not seen
+ * yet), so it is shown only while the operation is not finished.
+ */
+interface Notice {
+  readonly text: string;
+  readonly untilFinished: boolean;
+}
+
 /** What a cancel did: a waiting operation is cancelled at once, a running one is asked to stop. */
-const cancelled = (op: OperatorOperation) =>
-  op.status === 'cancelled' ? 'Cancelled: the operation is now cancelled.' : `Cancel requested while it was ${humanize(op.status)}: it stops at its next heartbeat.`;
+const cancelled = (op: OperatorOperation): Notice =>
+  op.status === 'cancelled'
+    ? { text: 'Cancelled: the operation is now cancelled.', untilFinished: false }
+    : { text: `Cancel requested while it was ${humanize(op.status)}: it stops at its next heartbeat.`, untilFinished: true };
 
 /** What a retry did. */
-const retried = (op: OperatorOperation) => `Retried: the operation is now ${humanize(op.status)}.`;
+const retried = (op: OperatorOperation): Notice => ({ text: `Retried: the operation is now ${humanize(op.status)}.`, untilFinished: false });
 
 /**
  * Cancel and retry, each confirmed first: exactly the owner's commands, on the owner's behalf. Cancel is offered while
  * the operation is not finished and no cancel is pending; retry once it failed or was cancelled.
  */
 export function OperationActions({ api, operation, onChanged }: OperationActionsProps) {
-  const [notice, setNotice] = useState<string | undefined>(undefined);
-  const done = (message: string) => {
-    setNotice(message);
+  const [notice, setNotice] = useState<Notice | undefined>(undefined);
+  const done = (next: Notice) => {
+    setNotice(next);
     onChanged();
   };
+  // "Cancel requested…" is out of date once the reloaded operation is finished (cancelled, or succeeded first).
+  const shown = notice && !(notice.untilFinished && TERMINAL_STATUSES.includes(operation.status)) ? notice.text : undefined;
   const cancel = useConfirmedAction(async () => cancelled(await cancelOperation(api, operation.id)), done);
   const retry = useConfirmedAction(async () => retried(await retryOperation(api, operation.id)), done);
   const canCancel = !TERMINAL_STATUSES.includes(operation.status) && !operation.cancelRequested;
@@ -44,7 +57,7 @@ export function OperationActions({ api, operation, onChanged }: OperationActions
         ${canRetry && html`<button type="button" onClick=${retry.ask}>Retry operation</button>`}
         ${!canCancel && !canRetry && html`<span class="hint">No action applies to this operation now.</span>`}
       </div>
-      ${notice && html`<p class="notice" role="status">${notice}</p>`}
+      ${shown && html`<p class="notice" role="status">${shown}</p>`}
       <${ProblemAlert} problem=${cancel.problem} context="Cancel" />
       <${ProblemAlert} problem=${retry.problem} context="Retry" />
       ${cancel.confirming &&

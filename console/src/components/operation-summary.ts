@@ -1,7 +1,14 @@
 import { html } from 'htm/preact';
-import type { OperatorOperation } from '../api/types.js';
+import { TERMINAL_STATUSES, type OperatorOperation } from '../api/types.js';
 import { formatTime, humanize } from '../format/format.js';
 import { StatusBadge } from './status-badge.js';
+
+/**
+ * What the progress row says: the percent, and the stage the task last reported only while the operation is active — a
+ * finished one shows no stage (a succeeded `demo.wait` ends at 100% with its last stage still `waiting`).
+ */
+const progressText = (op: OperatorOperation) =>
+  `${op.progress.percent}%${op.progress.stage && !TERMINAL_STATUSES.includes(op.status) ? ` (${op.progress.stage})` : ''}`;
 
 /**
  * An operation's fields as a description list. Never the failure text (free-form, it may quote a provider's error),
@@ -13,7 +20,7 @@ export function OperationSummary({ operation: op }: { readonly operation: Operat
     ['Task type', op.taskType],
     ['Owner', op.ownerUserId],
     ['Subject', `${op.subject.type} / ${op.subject.id}`],
-    ['Progress', `${op.progress.percent}%${op.progress.stage ? ` (${op.progress.stage})` : ''}`],
+    ['Progress', progressText(op)],
     ['Attempt', `${op.attempt} of ${op.maxAttempts}`],
     ['Owner retries used', op.retryCount],
     ['Failure', op.failure ? html`<code>${op.failure.code}</code>` : '–'],

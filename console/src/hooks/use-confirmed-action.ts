@@ -1,14 +1,14 @@
 import { useState } from 'preact/hooks';
 import { toProblem, type Problem } from '../api/problem.js';
 
-/** State and controls of one action that runs only after the operator confirms it. */
-export interface ConfirmedAction {
+/** State and controls of one action that runs only after the operator confirms it; `T` is what a run reports. */
+export interface ConfirmedAction<T = string> {
   /** The confirmation dialog is open. */
   readonly confirming: boolean;
   /** The request is in flight. */
   readonly running: boolean;
   /** What the last run reported (for a `role="status"` notice). */
-  readonly message: string | undefined;
+  readonly message: T | undefined;
   /** Why the last run failed. */
   readonly problem: Problem | undefined;
   /** Opens the confirmation (and clears the last outcome). */
@@ -20,13 +20,14 @@ export interface ConfirmedAction {
 }
 
 /**
- * One confirmed action (cancel, retry, redrive, resolve): `run` performs the request and returns the sentence to
- * announce when it succeeded; `onDone` gets that sentence after a success (e.g. to reload the data the action changed).
+ * One confirmed action (cancel, retry, redrive, resolve): `run` performs the request and returns what to announce when
+ * it succeeded (a sentence, or a richer notice `T`); `onDone` gets it after a success (e.g. to reload the data the
+ * action changed).
  */
-export function useConfirmedAction(run: () => Promise<string>, onDone?: (message: string) => void): ConfirmedAction {
+export function useConfirmedAction<T = string>(run: () => Promise<T>, onDone?: (message: T) => void): ConfirmedAction<T> {
   const [confirming, setConfirming] = useState(false);
   const [running, setRunning] = useState(false);
-  const [message, setMessage] = useState<string | undefined>(undefined);
+  const [message, setMessage] = useState<T | undefined>(undefined);
   const [problem, setProblem] = useState<Problem | undefined>(undefined);
   return {
     confirming,

@@ -46,7 +46,7 @@ const webhookUrl = process.env.WEBHOOK_URL ?? receiver!.url;
 const stack = await startLocalApp(app, { env: { ...process.env, PORT: process.env.PORT ?? '0', DEMO_TASKS: '0', AI_TASKS: '0' } });
 let succeeded = false;
 try {
-  const token = await signDevToken(OWNER, stack.runtime.config.DEV_JWT_SECRET);
+  const token = await signDevToken(OWNER, stack.devJwtSecret);
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': `flow-${randomUUID()}` };
   const request = JSON.stringify({
     taskType: 'webhook.deliver',

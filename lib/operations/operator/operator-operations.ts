@@ -3,7 +3,7 @@ import { ModelAttemptSchema, parseModelAttempts } from '../../ai/model-provenanc
 import { toIsoOrNull } from '../../db/db-time.js';
 import type { Store } from '../../db/store.js';
 import { OperationNotFoundError } from '../../errors.js';
-import { FieldLimits, TASK_TYPE_PATTERN } from '../../validation/field-limits.js';
+import { TASK_TYPE_PATTERN } from '../../validation/field-limits.js';
 import { decodeCursor, encodeCursor } from '../../paging/list-cursor.js';
 import { OperationDtoSchema, toOperationDto } from '../owner/operation-dto.js';
 import { findOperationById, listOperationsWhere, type OperationRow } from '../store/operation.repository.js';
@@ -11,6 +11,7 @@ import { ALL_STATUSES, type OperationStatus } from '../lifecycle/operation-statu
 import { cancelOperation, retryOperation, type RetryDeps } from '../owner/owner-commands.js';
 import { LimitSchema, pageOf, type Page } from '../../paging/page.js';
 import { OperationIdSchema } from '../operation-id.js';
+import { OwnerUserIdSchema } from '../../owners/owner-user-id.js';
 import { PrivacyModeSchema } from '../../owners/privacy-mode.js';
 import { OwnerScope } from '../scopes.js';
 import { parseOrThrow } from '../../validation/parse-or-throw.js';
@@ -18,11 +19,11 @@ import type { Telemetry } from '../../observability/lifecycle-events.js';
 
 /**
  * Query of the operator's operation listing (docs/design.md §8 ops surface; `durable-ops list`): optional `status`,
- * `ownerUserId` (1–128 characters, exact) and `taskType` filters, `limit` 1–100 (default 20), opaque `cursor`.
+ * `ownerUserId` (an owner id, `OwnerUserIdSchema`; exact) and `taskType` filters, `limit` 1–100 (default 20), opaque `cursor`.
  */
 export const OperatorListQuerySchema = z.strictObject({
   status: z.enum(ALL_STATUSES as [OperationStatus, ...OperationStatus[]]).optional(),
-  ownerUserId: z.string().min(1).max(FieldLimits.ownerUserId).optional(),
+  ownerUserId: OwnerUserIdSchema.optional(),
   taskType: z.string().regex(TASK_TYPE_PATTERN).optional(),
   limit: LimitSchema,
   cursor: z.string().min(1).max(200).optional(),

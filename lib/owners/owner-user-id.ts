@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { charCount, isWellFormedText } from '../jobs/job-limits.js';
+import { FieldLimits } from '../validation/field-limits.js';
+
+/**
+ * The one rule for an owner id — the JWT `sub` (docs/design.md §7), the `owner_user_id` column, every CLI `<sub>` and
+ * every owner filter: well-formed Unicode text of 1–128 **characters**, counted as the column counts them (Unicode code
+ * points: MariaDB `varchar(128)` over utf8mb4, SQLite `length()`), so an emoji counts once, not as its two UTF-16 units.
+ * A lone surrogate (`"\ud800"`, which `JSON.parse` accepts) is refused: both drivers would store it as U+FFFD, so two
+ * different subjects would become one owner.
+ */
+export const OwnerUserIdSchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .refine(isWellFormedText, 'must be well-formed Unicode text (no lone surrogate)')
+  .refine((id) => charCount(id) <= FieldLimits.ownerUserId, `must be at most ${FieldLimits.ownerUserId} characters`);
