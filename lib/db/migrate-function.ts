@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
+import { ConfigError, DatabaseUnavailableError } from '../errors.js';
 import { describeError, type Logger } from '../logger.js';
 import { tryMigrateToLatest } from './migrate.js';
 import type { Store } from './store.js';
@@ -54,10 +54,12 @@ const NAME = /^[A-Za-z][A-Za-z0-9_.]{0,63}$/;
 /**
  * A bounded, credential-free summary of why a migration run failed: the driver's error code (mysql2 `ER_…` with its
  * `errno`, `ECONNREFUSED`, `ETIMEDOUT`, `HANDSHAKE_NO_SSL_SUPPORT`; better-sqlite3 `SQLITE_…`), else the message of a
- * {@link ConfigError} (which never echoes a value), else the error's class name. Driver messages are left out: a
+ * {@link ConfigError} (which never echoes a value), else the error's class name; for a {@link DatabaseUnavailableError}, that of the driver error it wraps. Driver messages are left out: a
  * parse error quotes SQL, and a connection error names the host.
  */
-export function describeMigrationError(error: unknown, failedMigration?: string): string {
+export function describeMigrationError(failure: unknown, failedMigration?: string): string {
+  // The store wraps an outage in DatabaseUnavailableError; the driver's error under it names the code.
+  const error = failure instanceof DatabaseUnavailableError && failure.cause !== undefined ? failure.cause : failure;
   const code = (error as { code?: unknown } | null)?.code;
   const errno = (error as { errno?: unknown } | null)?.errno;
   let what: string;
