@@ -179,7 +179,9 @@ export const ConfigSchema = z
     /** The claim that lists a caller's groups, e.g. `cognito:groups`; needs `OPERATOR_GROUPS`. */
     OPERATOR_GROUP_CLAIM: z.string().min(1).max(128).optional(),
     /** Comma-separated groups (in `OPERATOR_GROUP_CLAIM`) whose members are operators. */
-    OPERATOR_GROUPS: commaList(z.string().max(256)),
+    // API Gateway passes an array claim as one string, `[a b]`, split here on spaces: a group name holding a space or a
+    // bracket could never be matched, and one word of another group's name would match.
+    OPERATOR_GROUPS: commaList(z.string().max(256).regex(/^[^\s[\]]+$/, 'a group name without spaces or brackets (API Gateway joins array claims with spaces)')),
     /** Comma-separated subjects (`sub`, the owner-id rule) that are operators. */
     OPERATOR_SUBJECTS: commaList(OwnerUserIdSchema),
   })

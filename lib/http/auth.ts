@@ -48,7 +48,8 @@ export const OPS_WRITE_SCOPE = 'ops:write';
  * access to HTTP APIs with JWT authorizers in API Gateway") — so `"ops:read\u00a0ops:write"` (no-break space; tab and
  * newline likewise) is one unknown scope that grants nothing. Merged with `requestContext.authorizer.jwt.scopes`, the
  * list the JWT authorizer derives from the token, each item taken whole. A missing or non-string claim and a missing
- * list contribute nothing.
+ * list contribute nothing. An `scp` claim (Okta, Entra ID put scopes there) is not read: with such a provider, map
+ * the scopes into `scope` (a claims mapping or a custom authorizer), or operator routes stay 404.
  */
 export function scopesFromEvent(event: APIGatewayProxyEventV2WithJWTAuthorizer): ReadonlySet<string> {
   const jwt = event.requestContext?.authorizer?.jwt;

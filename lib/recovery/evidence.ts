@@ -124,8 +124,15 @@ function toValidationIssue(issue: z.core.$ZodIssue, input: unknown, where: strin
  *   secret access key or a password has no recognisable shape, so its name is what gives it away. Model-usage counts
  *   (`promptTokens`, `totalTokenCount`) are allowed; store a digest under a neutral key such as `requestDigest`, not
  *   `tokenSha256`.
- * Known gaps, by design: a random secret written as bare hex passes (it cannot be told from a digest), and so does a
- * base64 digest without its algorithm label (write `sha256-<base64>`).
+ * Percent-encoded text (`password%3D…`, a URL-encoded key) is decoded and rescanned like base64/hex.
+ *
+ * Known gaps, by design: a random secret written as bare hex passes (it cannot be told from a digest); a base64 digest
+ * without its algorithm label is *refused* as a high-entropy token (write `sha256-<base64>`), as are other long random
+ * ids (S3 version ids, `x-amz-id-2`, opaque pagination cursors — record a digest of them instead). Not caught: a
+ * secret inside a URL's path (webhook URLs such as Slack's — the path is treated as a reference; record a digest of
+ * the URL), a secret split across two keys, JSON `\u` escapes or HTML entities inside a string, leet-spelled key
+ * names (`passw0rd`), and vendor prefixes shorter than their 8-character minimum (`ghp_abc123`). The detector is a
+ * guard against accidents, not against a module that sets out to hide a secret.
  *
  * Errors name only paths (`evidence.providerResponse`, `evidence.ids.2`) and the kind of secret, never the
  * value; a key that itself looks like a credential (or is not a valid key) is shown as `<key N>`.

@@ -41,11 +41,25 @@ function decodedText(encoded: string): string | undefined {
   return printable >= text.length * DecodeLimits.printableShare ? text : undefined;
 }
 
+/** `text` with its percent-encoded octets (RFC 3986 §2.1) decoded, when it has any and they form UTF-8; else undefined. */
+function percentDecoded(text: string): string | undefined {
+  if (!/%[0-9A-Fa-f]{2}/.test(text)) return undefined;
+  try {
+    return decodeURIComponent(text.replace(/%(?![0-9A-Fa-f]{2})/g, '%25'));
+  } catch {
+    return undefined;
+  }
+}
+
 function scanText(text: string, entropy: boolean, depth: number): SecretKind | undefined {
   const normalised = normaliseForScan(text);
   const kind = matchSecret(normalised);
   if (kind !== undefined) return kind;
   if (depth < DecodeLimits.depth) {
+    // `password%3Dhunter2`, a URL-encoded access key, a SAS `sig=…%2B…%3D`: rescanned as the text they encode.
+    const unescaped = percentDecoded(normalised);
+    const inUnescaped = unescaped === undefined ? undefined : scanText(unescaped, entropy, depth + 1);
+    if (inUnescaped !== undefined) return inUnescaped;
     const whole = normalised.replace(/\s+/g, '');
     const runs = [whole, ...[...normalised.matchAll(ENCODED_RUN)].map(([run]) => run)].slice(0, DecodeLimits.candidates + 1);
     for (const run of new Set(runs)) {
@@ -61,7 +75,8 @@ function scanText(text: string, entropy: boolean, depth: number): SecretKind | u
 /**
  * The kind of credential `text` looks like it holds, or `undefined`; never returns any part of `text`. The text is
  * normalised first (invisible characters removed, NFKC, Cyrillic/Greek look-alikes folded: `normaliseForScan`), then
- * matched against the token shapes (`matchSecret`), then every run that decodes as hex, base64 or base64url into
+ * matched against the token shapes (`matchSecret`), then its percent-decoded form (when it has `%XX` octets) and every
+ * run that decodes as hex, base64 or base64url into
  * printable text is rescanned, at most {@link DecodeLimits.depth} levels deep, and last the long-high-entropy-token
  * rule (`hasHighEntropyToken`) is applied.
  */

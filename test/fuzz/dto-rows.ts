@@ -29,8 +29,11 @@ export const dbTimeArb = fc
 const hex64 = fc.stringMatching(/^[0-9a-f]{64}$/);
 const id = fc.uuid();
 
-/** An owner id that cannot occur in a DTO by chance. */
-export const ownerIdArb = text(16, 128);
+/**
+ * An owner id that cannot occur in a DTO by chance, and that the owner-id rule admits (lib/owners/owner-user-id.ts:
+ * no control or format characters).
+ */
+export const ownerIdArb = text(16, 128).map((id) => id.replace(/[\p{Cc}\p{Cf}]/gu, 'o').padEnd(16, 'o'));
 
 /** Canonical-looking params JSON holding a distinctive value, at most 4096 characters. */
 const paramsJsonArb = fc

@@ -115,7 +115,8 @@ describe.each(DIALECTS)('operator identity and the one sub rule, on %s', (dialec
   });
 
   it.skipIf(skip)('a sub with a lone surrogate or of 129 characters is refused (401) and nothing is stored', async () => {
-    for (const sub of ['\ud800', '\udfff', 'alice\ud800', '\udc00bob', 'x'.repeat(129), '😀'.repeat(129)]) {
+    // Lone surrogates, over-long, and control/format characters (a terminal escape, a forged CLI row, bidi, zero-width, NUL).
+    for (const sub of ['\ud800', '\udfff', 'alice\ud800', '\udc00bob', 'x'.repeat(129), '😀'.repeat(129), 'evil\u001b[31m', 'a\r\nb', 'alice\u202e', '\u200balice', 'a\u0000']) {
       const response = await app.call({ method: 'POST', path: '/api/operations', owner: sub, headers: { 'idempotency-key': 'k-1' }, body: WAIT });
       expect(response.status, JSON.stringify(sub)).toBe(401);
       expect(await app.countOperations(sub)).toBe(0);
@@ -192,6 +193,10 @@ describe('the operator rule of the configuration', () => {
     ['a group claim without groups', { OPERATOR_GROUP_CLAIM: 'cognito:groups' }, /OPERATOR_GROUP_CLAIM and OPERATOR_GROUPS go together/],
     ['a subject of 129 characters', { OPERATOR_SUBJECTS: `ok,${'😀'.repeat(129)}` }, /OPERATOR_SUBJECTS: .*at most 128 characters/],
     ['a subject with a lone surrogate', { OPERATOR_SUBJECTS: 'x\ud800' }, /OPERATOR_SUBJECTS: .*well-formed/],
+    // API Gateway hands an array claim over as one space-joined string: such a name could never match, and one word
+    // of another group's name would.
+    ['a group name with a space', { OPERATOR_GROUP_CLAIM: 'groups', OPERATOR_GROUPS: 'Durable Ops Operators' }, /OPERATOR_GROUPS: .*without spaces or brackets/],
+    ['a group name with a bracket', { OPERATOR_GROUP_CLAIM: 'groups', OPERATOR_GROUPS: '[ops]' }, /OPERATOR_GROUPS: .*without spaces or brackets/],
   ])('refuses %s at start (ConfigError)', (_name, env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

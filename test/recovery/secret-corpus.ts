@@ -73,6 +73,8 @@ export const MUST_REFUSE: readonly RefusedCase[] = [
   keyed('key privKey', 'privKey'),
   keyed('key signingKey', 'signingKey'),
   keyed('key authorization', 'authorization'),
+  // Percent-encoded (RFC 3986 §2.1): decoded and rescanned.
+  valued('percent-encoded assignment password%3D…', 'credential_assignment', `password%3D${password}`, password),
   keyed('key githubToken (compound)', 'githubToken'),
   keyed('key dbPassword (compound)', 'dbPassword'),
   keyed('key client_secret', 'client_secret'),
