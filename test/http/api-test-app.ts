@@ -48,6 +48,8 @@ export interface ApiTestApp {
    * lease token) and the owner scope the worker re-enters.
    */
   admitAndClaim(owner: string, key: string): Promise<{ operationId: string; claim: ClaimedOperation; scope: OwnerScope }>;
+  /** Admits a 10 ms `demo.wait` for `owner` under `key` (subject `document/<key>`); returns its id. Throws unless 202. */
+  admitWait(owner: string, key: string): Promise<string>;
   /** Rows in `operations` for `owner`. */
   countOperations(owner: string): Promise<number>;
   drop(): Promise<void>;
@@ -105,6 +107,17 @@ export async function createApiTestApp(dialect: TestDialect, options: ApiTestApp
       const claim = await claimNextOperation(worker, { registry: new TaskRegistry().register(claimableTask), policy: deps.policy, capacity: deps.capacity });
       if (!claim || claim.operationId !== admitted.json.id) throw new Error('the claim did not take the operation just admitted');
       return { operationId: claim.operationId, claim, scope: enterOwnerScope(worker, claim) };
+    },
+    async admitWait(owner, key) {
+      const admitted = await call({
+        method: 'POST',
+        path: '/api/operations',
+        owner,
+        headers: { 'idempotency-key': key },
+        body: { taskType: 'demo.wait', subject: { type: 'document', id: key }, params: { durationMs: 10 } },
+      });
+      if (admitted.status !== 202) throw new Error(`admission failed (${admitted.status}): ${admitted.text}`);
+      return admitted.json.id as string;
     },
     async countOperations(owner) {
       const row = await db.store.db

@@ -39,17 +39,7 @@ describe.each(DIALECTS)('conditional GET of the status URL on %s', (dialect) => 
   });
   afterAll(async () => app?.drop());
 
-  const admit = async (owner: string, key: string): Promise<string> => {
-    const response = await app.call({
-      method: 'POST',
-      path: '/api/operations',
-      owner,
-      headers: { 'idempotency-key': key },
-      body: { taskType: 'demo.wait', subject: { type: 'document', id: key }, params: { durationMs: 10 } },
-    });
-    expect(response.status).toBe(202);
-    return response.json.id as string;
-  };
+  const admit = (owner: string, key: string): Promise<string> => app.admitWait(owner, key);
   const get = (owner: string | null, id: string, ifNoneMatch?: string) =>
     app.call({ method: 'GET', path: `/api/operations/${id}`, owner, headers: ifNoneMatch === undefined ? {} : { 'if-none-match': ifNoneMatch } });
 

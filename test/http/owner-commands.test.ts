@@ -12,17 +12,7 @@ describe.each(DIALECTS)('owner reads and commands on %s', (dialect) => {
   });
   afterAll(async () => app?.drop());
 
-  const admitWait = async (owner: string, key: string): Promise<string> => {
-    const response = await app.call({
-      method: 'POST',
-      path: '/api/operations',
-      owner,
-      headers: { 'idempotency-key': key },
-      body: { taskType: 'demo.wait', subject: { type: 'document', id: key }, params: { durationMs: 10 } },
-    });
-    expect(response.status).toBe(202);
-    return response.json.id as string;
-  };
+  const admitWait = (owner: string, key: string): Promise<string> => app.admitWait(owner, key);
 
   it.skipIf(skip)('GET answers 200 with the owner’s operation DTO', async () => {
     const id = await admitWait('alice', 'get-1');
