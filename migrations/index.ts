@@ -46,6 +46,9 @@ import * as m20261202_2100 from './20261202002100_create_fail_attempt_v1.js';
 import * as m20261202_2200 from './20261202002200_create_owner_capacity.js';
 import * as m20261202_2300 from './20261202002300_create_turn_retiring_routines_v2.js';
 import * as m20261202_2400 from './20261202002400_create_owner_capacity_routines_v2.js';
+import * as m20261202_2500 from './20261202002500_operations_cancel_requested_by.js';
+import * as m20261202_2600 from './20261202002600_operation_events_cancelled_by.js';
+import * as m20261202_2700 from './20261202002700_operations_update_trigger_cancelled_by.js';
 
 /**
  * Every migration, by name, imported statically so a bundled Lambda carries them.
@@ -99,6 +102,9 @@ export const migrations: Readonly<Record<string, Migration>> = Object.freeze({
   '20261202002200_create_owner_capacity': m20261202_2200,
   '20261202002300_create_turn_retiring_routines_v2': m20261202_2300,
   '20261202002400_create_owner_capacity_routines_v2': m20261202_2400,
+  '20261202002500_operations_cancel_requested_by': m20261202_2500,
+  '20261202002600_operation_events_cancelled_by': m20261202_2600,
+  '20261202002700_operations_update_trigger_cancelled_by': m20261202_2700,
 });
 
 /** A kysely {@link MigrationProvider} over {@link migrations}. */

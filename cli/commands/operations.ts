@@ -17,6 +17,7 @@ import {
 } from '../../lib/operations/operator/operator-operations.js';
 import { OperationIdSchema } from '../../lib/operations/operation-id.js';
 import { parseOrThrow } from '../../lib/validation/parse-or-throw.js';
+import { cliActor } from '../../lib/owners/actor.js';
 import { MIGRATE_HINT, parseArguments, print, reportFailure, table, UsageError, type CliCommand } from '../cli-support.js';
 
 type Command =
@@ -76,6 +77,7 @@ function showText(op: OperatorOperationDetails): string {
     ['owner', op.ownerUserId],
     ['task type', op.taskType],
     ['status', `${op.status}${op.cancelRequested ? ' (cancel requested)' : ''}`],
+    ...(op.cancelRequested ? [['cancel requested by', op.cancelRequestedBy ?? 'not recorded'] as [string, string]] : []),
     ['subject', `${op.subject.type}/${op.subject.id}`],
     ['attempt', `${op.attempt}/${op.maxAttempts} (owner retries used: ${op.retryCount})`],
     ['progress', `${op.progress.percent}%${op.progress.stage ? ` ${op.progress.stage}` : ''}`],
@@ -97,7 +99,7 @@ async function run(command: Command, store: Store): Promise<number> {
     return 0;
   }
   try {
-    const row = command.name === 'show' ? await getOperationForOperator(store, command.id) : await cancelAsOperator(store, command.id);
+    const row = command.name === 'show' ? await getOperationForOperator(store, command.id) : await cancelAsOperator(store, command.id, cliActor());
     const view = OperatorOperationDetailsSchema.parse(toOperatorDetails(row));
     print(command.json ? JSON.stringify(view) : showText(view));
     return 0;
@@ -148,6 +150,7 @@ export const showCommand = operationsCommand('show', 'show one operation (operat
 
 /**
  * `durable-ops cancel <id> [--json]`: cancels an operation on its owner's behalf — a waiting one at once, a running one
- * at its next heartbeat (`cancelRequested`); exit 1 when it already succeeded or failed (the owner's 409).
+ * at its next heartbeat (`cancelRequested`), recorded as requested by `cli:<user>@<host>` (`cliActor`); exit 1 when it
+ * already succeeded or failed (the owner's 409).
  */
 export const cancelCommand = operationsCommand('cancel', "cancel an operation on its owner's behalf", 'usage: durable-ops cancel <operation id> [--json]', parseOne('cancel'));

@@ -31,6 +31,8 @@ export interface OperationsTable {
   lease_expires_at: string | null;
   heartbeat_at: string | null;
   cancel_requested_at: string | null;
+  /** Who asked for the cancel (an `Actor`: `owner`, `operator:<sub>`, `cli:<user>@<host>`), set with `cancel_requested_at`; NULL on rows cancelled before it was recorded. Operator-only. */
+  cancel_requested_by: string | null;
   progress_percent: number;
   progress_stage: string | null;
   failure_code: string | null;
@@ -209,6 +211,8 @@ export interface OperationEventsTable {
   attempt: number;
   cycle: number;
   failure_code: string | null;
+  /** On a change to `cancelled`: who had asked for the cancel (the operation's `cancel_requested_by` then); else NULL. */
+  cancelled_by: string | null;
 }
 
 /** One sweeper run: its start and end (database clock) and its `SweepCounts` as JSON (at most 1024 characters). */

@@ -19,6 +19,7 @@ import { listUnresolved, UnresolvedListQuerySchema } from '../recovery/unresolve
 import { listSweeperRuns, SweeperRunPageDtoSchema, SweepListQuerySchema } from '../sweeper/sweeper-runs.js';
 import { ADMISSION_PROBLEMS } from './admission-response.js';
 import { OPS_READ_SCOPE, OPS_WRITE_SCOPE, ownerFromEvent } from './auth.js';
+import { operatorActor } from '../owners/actor.js';
 import { parseJsonObjectBody } from './json-body.js';
 import { jsonResponse } from './json-response.js';
 import { OperatorOperationPageDtoSchema, UnresolvedRecoveryPageDtoSchema } from './page-dto.js';
@@ -115,14 +116,15 @@ export const OPERATOR_ROUTES: readonly OperatorRoute[] = [
       operationId: 'cancelAsOperator',
       tag: 'operators',
       summary: 'Cancel an operation on its owner’s behalf (operators only)',
-      description: `${OPS_WRITE_ONLY} Exactly the owner’s cancel: a waiting operation is cancelled at once, a running one gets \`cancelRequested\`.`,
+      description: `${OPS_WRITE_ONLY} Exactly the owner’s cancel: a waiting operation is cancelled at once, a running one gets \`cancelRequested\`. Recorded as requested by \`operator:<sub>\` (\`cancelRequestedBy\`), unless a cancel was already requested.`,
       pathParams: operatorOperationIdParam,
       success: { 200: { description: 'The operator view after the cancel.', schema: OperatorOperationViewSchema } },
       problems: { 404: `No such operation. ${LACKS_WRITE}`, 409: 'The operation already succeeded or failed.' },
     },
     async handle(deps, event) {
-      const row = await cancelAsOperator(deps.store, event.pathParameters?.id, deps);
-      recordLifecycle(deps, { event: 'operator_action', action: 'cancel', operationId: row.id, operator: ownerFromEvent(event), status: row.status });
+      const operator = ownerFromEvent(event);
+      const row = await cancelAsOperator(deps.store, event.pathParameters?.id, operatorActor(operator), deps);
+      recordLifecycle(deps, { event: 'operator_action', action: 'cancel', operationId: row.id, operator, status: row.status });
       return jsonResponse(200, OperatorOperationViewSchema, toOperatorView(row));
     },
   },

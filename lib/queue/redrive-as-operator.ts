@@ -4,7 +4,7 @@ import { DeadLetterQueueNotConfiguredError } from '../errors.js';
 import { parseOrThrow } from '../validation/parse-or-throw.js';
 import type { DeadLetterQueue } from './dead-letter-queue.js';
 import { redriveDeadLetters } from './redrive-dlq.js';
-import { operatorLeaseOwner } from '../recovery/operator-lease-owner.js';
+import { operatorActor } from '../owners/actor.js';
 
 /** Most dead letters one operator redrive moves: a batch that fits the API's 25 s timeout. */
 export const MAX_OPERATOR_REDRIVE = 100;
@@ -47,7 +47,7 @@ export async function redriveAsOperator(
     store: deps.store,
     dlqUrl: queue.dlqUrl,
     queueUrl: queue.queueUrl,
-    leaseOwner: operatorLeaseOwner(operator),
+    leaseOwner: operatorActor(operator),
     maxMessages,
   });
   return { moved: counts.moved, skipped: counts.skipped, rejected: counts.rejected };

@@ -5,7 +5,7 @@ import { RECOVERY_STATES } from './recovery-model.js';
 import { findRecoveryOperation } from './recovery.repository.js';
 import { takeOverRecoveryOperation } from './take-over-recovery-operation.js';
 import { parseUnknownResolution } from './unknown-resolution.js';
-import { operatorLeaseOwner } from './operator-lease-owner.js';
+import { operatorActor } from '../owners/actor.js';
 
 /** The lease an operator's takeover holds while it resolves, in **milliseconds**; released when the resolution ends. */
 export const OPERATOR_RESOLUTION_LEASE_MS = 60_000;
@@ -50,7 +50,7 @@ export async function resolveUnknownAsOperator(store: Store, input: OperatorReso
   if (row.state !== 'outcome_unknown') throw new InvalidRecoveryMoveError(row.id, row.state, 'resolve_unknown');
   const handle = await takeOverRecoveryOperation(store, {
     operationId: row.id,
-    leaseOwner: operatorLeaseOwner(input.operator),
+    leaseOwner: operatorActor(input.operator),
     leaseMs: OPERATOR_RESOLUTION_LEASE_MS,
   });
   await handle.resolveUnknown(resolution);

@@ -146,6 +146,9 @@ describe.skipIf(mode === 'skip')('operator console in Chromium against the real 
     // The operation is finished: "Cancel requested… it stops at its next heartbeat" no longer describes it.
     expect(await page.getByRole('status').filter({ hasText: 'Cancel requested' }).count()).toBe(0);
     await waitForStatus(env.url, nonOperator, ids.long, 'cancelled', 5_000);
+    // Who cancelled: the operator by their `sub`, in the summary and on the timeline's cancelled event.
+    expect(await page.getByTestId('cancel-requested-by').textContent()).toBe('operator ops-olivia');
+    expect(await page.locator('ol.timeline li', { hasText: 'cancelled' }).first().getByTestId('cancelled-by').textContent()).toBe('by operator ops-olivia');
     await shot('06-cancelled');
   });
 
@@ -161,6 +164,7 @@ describe.skipIf(mode === 'skip')('operator console in Chromium against the real 
     await page.getByRole('dialog', { name: 'Cancel this operation?' }).getByRole('button', { name: 'Yes, cancel it' }).click();
     await page.getByTestId('operation-status').filter({ hasText: 'cancelled' }).waitFor({ timeout: 30_000 });
     await page.locator('ol.timeline li', { hasText: 'cancelled' }).nth(1).waitFor();
+    expect(await page.getByTestId('cancelled-by').allTextContents()).toEqual(['by operator ops-olivia', 'by operator ops-olivia']);
     await recordLeaseTokens();
     if (!existsSync(README_SCREENSHOT) || process.env.UPDATE_CONSOLE_SCREENSHOT === '1') {
       mkdirSync('docs', { recursive: true });
@@ -308,5 +312,29 @@ describe.skipIf(mode === 'skip')('operator console in Chromium against the real 
         for (const key of keys) expect(value, `${where} ${name}`).not.toContain(key);
       }
     }
+  });
+
+  it("says the owner cancelled an operation the owner cancelled (through the owner API), and that a retry's new cycle has no canceller", async () => {
+    const { page } = watched;
+    const bob = await ownerToken('bob');
+    const id = await admit(bob, 'bob-cancel', 120_000);
+    const cancel = await fetch(`${env.url}/api/operations/${id}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${bob}` } });
+    expect(cancel.status).toBe(200);
+    await waitForStatus(env.url, bob, id, 'cancelled');
+    await page.goto(`${env.url}/console/operations/${id}`);
+    await page.getByTestId('operation-status').filter({ hasText: 'cancelled' }).waitFor();
+    expect(await page.getByTestId('cancel-requested-by').textContent()).toBe('the owner');
+    expect(await page.getByTestId('cancelled-by').allTextContents()).toEqual(['by the owner']);
+    // The owner's own view never names who cancelled (an operator's sub is not the owner's to see).
+    const owned = (await (await fetch(`${env.url}/api/operations/${id}`, { headers: { authorization: `Bearer ${bob}` } })).json()) as Record<string, unknown>;
+    expect(owned).not.toHaveProperty('cancelRequestedBy');
+    const retried = await fetch(`${env.url}/api/operations/${id}/retry`, { method: 'POST', headers: { authorization: `Bearer ${bob}` } });
+    expect(retried.status).toBe(200);
+    await page.reload();
+    await page.locator('ol.timeline li', { hasText: 'owner retry' }).waitFor();
+    expect(await page.getByTestId('cancel-requested-by').count(), 'the new cycle has no cancel').toBe(0);
+    expect(await page.getByTestId('cancelled-by').allTextContents(), "the earlier cycle's canceller stays on its event").toEqual(['by the owner']);
+    await fetch(`${env.url}/api/operations/${id}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${bob}` } });
+    await waitForStatus(env.url, bob, id, 'cancelled');
   });
 });

@@ -11,7 +11,7 @@ import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, signDevToken } from '../../lib/lo
 import { startLocalHttpServer, type LocalHttpServer } from '../../lib/local/local-http-server.js';
 import { silentLogger } from '../../lib/logger.js';
 import { isWellFormedText } from '../../lib/jobs/job-limits.js';
-import { operatorLeaseOwner } from '../../lib/recovery/operator-lease-owner.js';
+import { operatorActor } from '../../lib/owners/actor.js';
 import type { ApiEventInput } from '../support/api-events.js';
 import { apiEvent, lambdaContext, parseResponse } from '../support/api-events.js';
 import { DIALECTS, hasMariadb } from '../support/test-store.js';
@@ -161,13 +161,13 @@ describe.each(DIALECTS)('operator identity and the one sub rule, on %s', (dialec
   });
 });
 
-describe('the lease owner of an operator action', () => {
+describe('the actor label of an operator action (lease owner, canceller)', () => {
   it('is operator:<sub> cut to 128 code points, never through a surrogate pair', () => {
-    const owner = operatorLeaseOwner('😀'.repeat(128));
+    const owner = operatorActor('😀'.repeat(128));
     expect(isWellFormedText(owner)).toBe(true);
     expect(Array.from(owner)).toHaveLength(128);
     expect(owner.startsWith('operator:😀')).toBe(true);
-    expect(operatorLeaseOwner('ops-alice')).toBe('operator:ops-alice');
+    expect(operatorActor('ops-alice')).toBe('operator:ops-alice');
   });
 });
 

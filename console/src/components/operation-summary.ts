@@ -1,6 +1,6 @@
 import { html } from 'htm/preact';
 import { TERMINAL_STATUSES, type OperatorOperation } from '../api/types.js';
-import { formatTime, humanize } from '../format/format.js';
+import { cancellerText, formatTime, humanize } from '../format/format.js';
 import { StatusBadge } from './status-badge.js';
 
 /**
@@ -23,6 +23,7 @@ export function OperationSummary({ operation: op }: { readonly operation: Operat
     ['Progress', progressText(op)],
     ['Attempt', `${op.attempt} of ${op.maxAttempts}`],
     ['Owner retries used', op.retryCount],
+    ...(op.cancelRequested ? [['Cancel requested by', html`<span data-testid="cancel-requested-by">${cancellerText(op.cancelRequestedBy)}</span>`] as [string, unknown]] : []),
     ['Failure', op.failure ? html`<code>${op.failure.code}</code>` : '–'],
     ['Privacy mode', humanize(op.privacyMode)],
     ['Created', formatTime(op.createdAt)],

@@ -1,6 +1,6 @@
 import { html } from 'htm/preact';
 import type { TimelineEvent } from '../api/types.js';
-import { formatTime, humanize } from '../format/format.js';
+import { cancellerText, formatTime, humanize } from '../format/format.js';
 import { StatusBadge } from './status-badge.js';
 
 /** An operation's state changes, oldest first; lease losses and failures stand out. */
@@ -18,6 +18,7 @@ export function TimelineList({ events }: { readonly events: readonly TimelineEve
             </span>
             <span class="hint">attempt ${event.attempt}, cycle ${event.cycle}</span>
             ${event.failureCode && html`<code>${event.failureCode}</code>`}
+            ${event.to === 'cancelled' && event.cancelledBy !== null ? html`<span class="hint" data-testid="cancelled-by">by ${cancellerText(event.cancelledBy)}</span>` : null}
           </li>
         `,
       )}

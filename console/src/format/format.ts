@@ -34,3 +34,15 @@ export function humanize(value: string): string {
 export function shortId(id: string): string {
   return id.length > 8 ? id.slice(-8) : id;
 }
+
+/**
+ * Who asked for a cancel, in words: the owner, an operator (by their `sub`) or the CLI (by OS user and host); cancels
+ * recorded before the actor was are "not recorded".
+ */
+export function cancellerText(by: string | null): string {
+  if (by === null) return 'not recorded';
+  if (by === 'owner') return 'the owner';
+  if (by.startsWith('operator:')) return `operator ${by.slice('operator:'.length)}`;
+  if (by.startsWith('cli:')) return `the CLI (${by.slice('cli:'.length)})`;
+  return by;
+}

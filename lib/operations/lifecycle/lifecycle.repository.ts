@@ -124,12 +124,12 @@ export async function markClaimed(ctx: TxContext, marks: readonly ClaimMark[]): 
  *   (`requested`) or is not (`not_requested`) recorded — the statement itself decides, so a cancel committed a moment
  *   earlier is never missed.
  * - `owner`: the owner's row `id`; with `retryCount`, only while `retry_count` still has that value (a decision made on
- *   a stale read never applies).
+ *   a stale read never applies); with `cancel`, as for `lease` (the first of two racing cancel requests is the one kept).
  * - `ids`: the listed rows (the sweeper's, which it has locked).
  */
 export type StatusTarget =
   | { readonly by: 'lease'; readonly leases: readonly LeaseKey[]; readonly cancel?: 'requested' | 'not_requested' }
-  | { readonly by: 'owner'; readonly ownerUserId: string; readonly id: string; readonly retryCount?: number }
+  | { readonly by: 'owner'; readonly ownerUserId: string; readonly id: string; readonly retryCount?: number; readonly cancel?: 'requested' | 'not_requested' }
   | { readonly by: 'ids'; readonly ids: readonly string[] };
 
 /** How many rows a {@link StatusTarget} names: the count a fully applied move changes. */
@@ -156,14 +156,15 @@ export async function updateStatus(
     .where('status', 'in', from);
   if (target.by === 'lease') {
     update = update.where(leaseHolds(target.leases, now));
-    if (target.cancel === 'requested') update = update.where('cancel_requested_at', 'is not', null);
-    if (target.cancel === 'not_requested') update = update.where('cancel_requested_at', 'is', null);
   } else if (target.by === 'owner') {
     update = update.where('id', '=', target.id).where('owner_user_id', '=', target.ownerUserId);
     if (target.retryCount !== undefined) update = update.where('retry_count', '=', target.retryCount);
   } else {
     update = update.where('id', 'in', target.ids);
   }
+  const cancel = target.by === 'ids' ? undefined : target.cancel;
+  if (cancel === 'requested') update = update.where('cancel_requested_at', 'is not', null);
+  if (cancel === 'not_requested') update = update.where('cancel_requested_at', 'is', null);
   const result = await update.executeTakeFirst();
   return Number(result.numUpdatedRows);
 }

@@ -1,5 +1,6 @@
 import { releaseCapacity } from '../../capacity/capacity.js';
 import type { DbContext, TxContext } from '../../db/database.js';
+import type { Actor } from '../../owners/actor.js';
 import { FieldLimits, truncate } from '../../validation/field-limits.js';
 import { insertTerminalNotifications } from '../store/notification.repository.js';
 import { markOwnersReady, retireIdleTurns } from '../lease/owner-turns.repository.js';
@@ -179,20 +180,27 @@ export async function failAttempt(
 }
 
 /**
- * `request_cancel`: the owner's cancel of a `running` operation — it stays `running` with `cancel_requested_at` set
- * (kept if already set), and its worker stops at its next heartbeat.
- * @returns false when it is no longer `running` (the caller re-reads and decides again).
+ * `request_cancel`: a cancel of a `running` operation — it stays `running` with `cancel_requested_at` and
+ * `cancel_requested_by` (`by`, an `Actor`) set, and its worker stops at its next heartbeat. The first request is the one
+ * recorded: the first is written only while none is (`cancel_requested_at IS NULL`, decided by the statement, so of
+ * two racing first requests one writes and the other finds 0 rows); a later one changes no cancel column. `earlier`
+ * is the row as read.
+ * @returns false when it is no longer `running`, or a racing request was recorded first (the caller re-reads and
+ * decides again).
  */
-export function requestCancel(tx: TxContext, ownerUserId: string, id: string, requestedAt: string | null): Promise<boolean> {
-  return move(tx, 'request_cancel', { by: 'owner', ownerUserId, id }, (now) => ({ cancel_requested_at: requestedAt ?? now }));
+export function requestCancel(tx: TxContext, earlier: Pick<OperationRow, 'id' | 'owner_user_id' | 'cancel_requested_at'>, by: Actor): Promise<boolean> {
+  const first = earlier.cancel_requested_at === null;
+  const target: StatusTarget = { by: 'owner', ownerUserId: earlier.owner_user_id, id: earlier.id, cancel: first ? 'not_requested' : 'requested' };
+  return move(tx, 'request_cancel', target, (now) => (first ? { cancel_requested_at: now, cancel_requested_by: by } : {}));
 }
 
 /**
- * `owner_cancel`: a waiting operation (`queued`, `waiting_*`) → `cancelled` at once, with its notification and capacity.
+ * `owner_cancel`: a waiting operation (`queued`, `waiting_*`) → `cancelled` at once, with its notification and capacity;
+ * `by` (an `Actor`) is recorded as `cancel_requested_by`, and in its timeline event.
  * @returns false when it is no longer waiting (the caller re-reads and decides again).
  */
-export function cancelWaiting(tx: TxContext, ownerUserId: string, id: string): Promise<boolean> {
-  return move(tx, 'owner_cancel', { by: 'owner', ownerUserId, id }, (now) => ({ cancel_requested_at: now }));
+export function cancelWaiting(tx: TxContext, ownerUserId: string, id: string, by: Actor): Promise<boolean> {
+  return move(tx, 'owner_cancel', { by: 'owner', ownerUserId, id }, (now) => ({ cancel_requested_at: now, cancel_requested_by: by }));
 }
 
 /** What an owner retry resets the operation to: a fresh budget, a new deadline (ms from now) and wake-up (ms from now). */
@@ -225,6 +233,7 @@ export function requeueForRetry(
     ...LEASE_CLEARED,
     heartbeat_at: null,
     cancel_requested_at: null,
+    cancel_requested_by: null,
     progress_percent: 0,
     progress_stage: null,
     failure_code: null,

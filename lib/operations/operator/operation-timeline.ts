@@ -39,7 +39,8 @@ const StatusSchema = z.enum(ALL_STATUSES as [OperationStatus, ...OperationStatus
 /**
  * One change of an operation (`GET /api/ops/operations/{id}`): `at` (ISO-8601 UTC, database clock), `kind` (see
  * {@link TIMELINE_KINDS}), `from` (null for the admission) and `to` statuses, and after the change the `attempt` (of
- * the current cycle), the `cycle` (owner retries so far) and the bounded `failureCode` (or null).
+ * the current cycle), the `cycle` (owner retries so far), the bounded `failureCode` (or null) and, on a change to
+ * `cancelled`, `cancelledBy`: who had asked for the cancel (an `Actor`, lib/owners/actor.ts; or null).
  */
 export const TimelineEventSchema = z.strictObject({
   at: z.string().datetime(),
@@ -49,6 +50,11 @@ export const TimelineEventSchema = z.strictObject({
   attempt: z.number().int().min(0),
   cycle: z.number().int().min(0),
   failureCode: NullableFailureCodeSchema,
+  cancelledBy: z.string().nullable().meta({
+    description:
+      'On an event that reached `cancelled`: who had asked for the cancel (`owner`, `operator:<sub>`, `cli:<user>@<host>`); ' +
+      'null on every other event, and on cancels recorded before the actor was.',
+  }),
 }).meta({ id: 'TimelineEvent' });
 
 /** See {@link TimelineEventSchema}. */
@@ -76,5 +82,6 @@ export function toTimelineEvent(row: OperationEventRow): TimelineEvent {
     attempt: row.attempt,
     cycle: row.cycle,
     failureCode: failureCodeOf(row.failure_code),
+    cancelledBy: row.cancelled_by,
   };
 }

@@ -16,6 +16,7 @@ import { PrivacyModeSchema } from '../../owners/privacy-mode.js';
 import { OwnerScope } from '../scopes.js';
 import { parseOrThrow } from '../../validation/parse-or-throw.js';
 import type { Telemetry } from '../../observability/lifecycle-events.js';
+import type { Actor } from '../../owners/actor.js';
 
 /**
  * Query of the operator's operation listing (docs/design.md §8 ops surface; `durable-ops list`): optional `status`,
@@ -31,7 +32,7 @@ export const OperatorListQuerySchema = z.strictObject({
 
 /**
  * An operation as an operator sees it over HTTP (the console): the owner DTO plus the owner, the privacy snapshot, lease
- * timing, owner retries used and the model provenance (docs/design.md §5). Never the lease token, the idempotency key, the
+ * timing, owner retries used, who asked for its cancel (an `Actor`, or null) and the model provenance (docs/design.md §5). Never the lease token, the idempotency key, the
  * request hash, the params — nor the free-form failure text, which task code writes and may quote content: only the
  * CLI, run by whoever holds the database credentials, shows it ({@link OperatorOperationDetailsSchema}).
  */
@@ -41,6 +42,11 @@ export const OperatorOperationViewSchema = OperationDtoSchema.extend({
   retryCount: z.number().int(),
   leaseExpiresAt: z.string().datetime().nullable(),
   heartbeatAt: z.string().datetime().nullable(),
+  cancelRequestedBy: z.string().nullable().meta({
+    description:
+      'Who asked for the cancel: `owner`, `operator:<sub>` (an operator over this API) or `cli:<user>@<host>` (`durable-ops cancel`); ' +
+      'null when no cancel was requested, or when it was requested before the actor was recorded.',
+  }),
   modelAttempts: z.array(ModelAttemptSchema),
 })
   .strict()
@@ -69,6 +75,7 @@ export function toOperatorView(row: OperationRow): OperatorOperationView {
     retryCount: row.retry_count,
     leaseExpiresAt: toIsoOrNull(row.lease_expires_at),
     heartbeatAt: toIsoOrNull(row.heartbeat_at),
+    cancelRequestedBy: row.cancel_requested_by,
     modelAttempts: parseModelAttempts(row.model_attempts),
   };
 }
@@ -99,14 +106,16 @@ export async function getOperationForOperator(store: Store, id: unknown): Promis
 /**
  * Cancels an operation on its owner's behalf (operators only): exactly the owner's cancel (docs/design.md §2) — a waiting
  * operation becomes `cancelled` at once with its notification, a running one gets `cancelRequested` and stops at its
- * next heartbeat.
+ * next heartbeat — recorded as requested `by` the operator (`operatorActor(sub)` over HTTP, `cliActor()` for the CLI;
+ * `cancelRequestedBy` in the view and timeline). A cancel already requested keeps its first actor.
+ * @param by who cancels: an `Actor` (lib/owners/actor.ts).
  * @param telemetry where the change is logged and counted, as for the owner's cancel. @default nowhere
  * @throws {OperationNotFoundError} for an unknown or malformed id.
  * @throws {InvalidTransitionError} when it already succeeded or failed (409).
  */
-export async function cancelAsOperator(store: Store, id: unknown, telemetry?: Telemetry): Promise<OperationRow> {
+export async function cancelAsOperator(store: Store, id: unknown, by: Actor, telemetry?: Telemetry): Promise<OperationRow> {
   const row = await getOperationForOperator(store, id);
-  return cancelOperation(new OwnerScope(store, row.owner_user_id), row.id, telemetry);
+  return cancelOperation(new OwnerScope(store, row.owner_user_id), row.id, telemetry, by);
 }
 
 /**

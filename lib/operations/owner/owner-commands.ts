@@ -26,6 +26,7 @@ import { nextStatus } from '../lifecycle/operation-status.js';
 import { getOperation } from './owner-reads.js';
 import { assertSubjectFree } from '../admission/exclusive-subject.js';
 import { assertOwnerScope, type OwnerScope } from '../scopes.js';
+import { assertActor, OWNER_ACTOR, type Actor } from '../../owners/actor.js';
 
 /** Guarded updates that lose a race are re-decided from a fresh read at most this many times. */
 const MAX_RACES = 5;
@@ -44,12 +45,16 @@ const UNRECORDED: Telemetry = Object.freeze({ logger: silentLogger, metrics: noo
  * (409) when it had already succeeded or failed.
  * A change is recorded to `telemetry`: `operation_cancelled` (by `owner`, `OperationCancelled`) or `cancel_requested`.
  * @param telemetry where the change is logged and counted. @default nowhere
+ * @param by who asks (an `Actor`, recorded as `cancel_requested_by`; the first of several requests is kept): an operator's
+ * cancel on the owner's behalf passes its own (`cancelAsOperator`). @default `owner`
  * @returns the operation after the change.
  * @throws {OperationNotFoundError} unknown id or another owner's operation (404).
  * @throws {InvalidTransitionError} already `succeeded` or `failed` (409).
+ * @throws {TypeError} `by` is not an `Actor` (empty, or over 128 characters); nothing changed.
  */
-export async function cancelOperation(scope: OwnerScope, id: unknown, telemetry: Telemetry = UNRECORDED): Promise<OperationRow> {
+export async function cancelOperation(scope: OwnerScope, id: unknown, telemetry: Telemetry = UNRECORDED, by: Actor = OWNER_ACTOR): Promise<OperationRow> {
   assertOwnerScope(scope);
+  assertActor(by);
   for (let race = 0; race < MAX_RACES; race++) {
     const row = await getOperation(scope, id);
     if (row.status === 'cancelled') return row;
@@ -60,7 +65,7 @@ export async function cancelOperation(scope: OwnerScope, id: unknown, telemetry:
       nextStatus(row.id, row.status, 'request_cancel');
       // In a transaction for its retries: even this one UPDATE can deadlock with a completion of the same row (1213).
       const requested = await inTransaction(scope.store, async (tx) =>
-        (await requestCancel(tx, scope.ownerUserId, row.id, row.cancel_requested_at)) ? findOwnedOperation(tx, scope.ownerUserId, row.id) : undefined,
+        (await requestCancel(tx, row, by)) ? findOwnedOperation(tx, scope.ownerUserId, row.id) : undefined,
       );
       if (!requested) continue;
       if (row.cancel_requested_at === null) recordLifecycle(telemetry, { event: 'cancel_requested', operationId: row.id, taskType: row.task_type });
@@ -68,7 +73,7 @@ export async function cancelOperation(scope: OwnerScope, id: unknown, telemetry:
     }
     nextStatus(row.id, row.status, 'owner_cancel');
     const cancelled = await inTransaction(scope.store, async (tx) =>
-      (await cancelWaiting(tx, scope.ownerUserId, row.id)) ? findOwnedOperation(tx, scope.ownerUserId, row.id) : undefined,
+      (await cancelWaiting(tx, scope.ownerUserId, row.id, by)) ? findOwnedOperation(tx, scope.ownerUserId, row.id) : undefined,
     );
     if (cancelled) {
       recordLifecycle(telemetry, { event: 'operation_cancelled', by: 'owner', operationId: row.id, taskType: row.task_type });
