@@ -95,7 +95,7 @@ describe.each(IMPLEMENTATIONS)('operation lifecycle: $name', ({ dialect, routine
     await cancelOperation(owner, operation.id);
     await expect(acknowledgeCancel(scope, stale)).rejects.toBeInstanceOf(LeaseLostError);
     const after = await getOperation(owner, operation.id);
-    expect({ ...after, cancel_requested_at: null, updated_at: null }).toEqual({ ...before, cancel_requested_at: null, updated_at: null });
+    expect({ ...after, cancel_requested_at: null, cancel_requested_by: null, updated_at: null }).toEqual({ ...before, cancel_requested_at: null, cancel_requested_by: null, updated_at: null });
     expect(await notificationsOf(operation.id)).toHaveLength(0);
   });
 
