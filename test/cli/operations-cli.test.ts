@@ -4,6 +4,7 @@ import { claimNextOperation, enterOwnerScope } from '../../lib/operations/lease/
 import { failOperation } from '../../lib/operations/lease/lease-operations.js';
 import { OwnerScope, WorkerScope } from '../../lib/operations/scopes.js';
 import { recordModelAttempt } from '../../lib/ai/record-model-attempt.js';
+import { cliActor } from '../../lib/owners/actor.js';
 import { testDeps } from '../support/fixtures.js';
 import { runCli } from '../support/run-script.js';
 import { createTestDatabase, DIALECTS, hasMariadb, type TestDatabase } from '../support/test-store.js';
@@ -83,6 +84,10 @@ describe.each(DIALECTS)('operator CLI list / show / cancel on %s', { timeout: 18
     expect(JSON.parse(cancelled.stdout)).toMatchObject({ id: ids.queued, status: 'cancelled', ownerUserId: 'bob', failureMessage: null, modelAttempts: [] });
     const notifications = await t.store.db.selectFrom('operation_notifications').selectAll().where('operation_id', '=', ids.queued as string).execute();
     expect(notifications).toHaveLength(1);
+    // Recorded as the CLI's cancel (cli:<user>@<host>), and `show` says so.
+    expect(JSON.parse(cancelled.stdout).cancelRequestedBy).toBe(cliActor());
+    const shown = (await runCli(['show', ids.queued as string], t.url)).stdout.split('\n').find((line) => line.startsWith('cancel requested by'));
+    expect(shown?.trim().endsWith(cliActor())).toBe(true);
     expect((await runCli(['cancel', ids.failed as string], t.url)).code).toBe(1);
     const unknown = await runCli(['show', '00000000-0000-4000-8000-000000000000'], t.url);
     expect(unknown).toMatchObject({ code: 1 });
