@@ -41,16 +41,32 @@ function run(command: string, args: readonly string[]): Promise<void> {
   });
 }
 
-/** A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it). */
-export function freeLoopbackPort(): Promise<number> {
+/** Ports tried by {@link freeLoopbackPort}: below the ephemeral range (Linux 32768–60999, macOS 49152–65535). */
+const PICK_FROM = 20_000;
+const PICK_TO = 32_767;
+
+function listensOn(port: number): Promise<boolean> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
+    probe.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' || error.code === 'EACCES' ? resolve(false) : reject(error)));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
   });
+}
+
+/**
+ * A TCP port on 127.0.0.1 that was free a moment ago, picked at random below the ephemeral range. A port the OS hands
+ * out for `listen(0)` would not do: between this probe and the caller's bind, any server the caller starts first on
+ * port 0 (the local stack starts its queue and model stand-ins before the API) or any outgoing connection may be given
+ * the same port, and the caller's bind fails with EADDRINUSE. Outside the ephemeral range only another caller of this
+ * function can collide, and the probe catches a port still in use.
+ * @throws {Error} when 50 random ports in a row are taken.
+ */
+export async function freeLoopbackPort(): Promise<number> {
+  for (let tries = 0; tries < 50; tries++) {
+    const port = PICK_FROM + Math.floor(Math.random() * (PICK_TO - PICK_FROM + 1));
+    if (await listensOn(port)) return port;
+  }
+  throw new Error(`no free loopback port between ${PICK_FROM} and ${PICK_TO} after 50 tries`);
 }
 
 async function accepts(port: number): Promise<boolean> {
