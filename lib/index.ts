@@ -222,6 +222,7 @@ export { signDevToken, verifyDevToken } from './local/dev-token.js';
 export { OPS_READ_SCOPE, OPS_WRITE_SCOPE } from './http/auth.js';
 export { operatorRuleFromConfig, type OperatorRule } from './http/operator-identity.js';
 export { OwnerUserIdSchema } from './owners/owner-user-id.js';
+export { OWNER_ACTOR, assertActor, cliActor, operatorActor, type Actor } from './owners/actor.js';
 
 // The operator surface (`/api/ops/…`, docs/design.md §8): the response schemas the web console validates against
 export { OperatorOperationDetailsSchema, OperatorOperationViewSchema, cancelAsOperator, retryAsOperator, type OperatorOperationDetails, type OperatorOperationView } from './operations/operator/operator-operations.js';

@@ -4,6 +4,9 @@ import { isWellFormedText } from '../jobs/job-limits.js';
 /** Longest actor label, in characters (Unicode code points, as the columns that store one count them). */
 const ACTOR_MAX_CHARS = 128;
 
+/** Control and format characters (NUL, ESC, CR/LF, bidi overrides, zero-width): refused in owner ids for the same reason. */
+const CONTROL_OR_FORMAT = /[\p{Cc}\p{Cf}]/u;
+
 /**
  * Who did something on an operation, as the rows that record it name them (docs/design.md §8 "Ops surface"):
  * `owner` — the owner, through the owner API or the library with an `OwnerScope`; `operator:<sub>` — an operator over
@@ -14,13 +17,15 @@ const ACTOR_MAX_CHARS = 128;
 export type Actor = string;
 
 /**
- * Refuses what is not an {@link Actor}: an empty label or one over 128 characters (the columns' bound) — a programming
+ * Refuses what is not an {@link Actor}: an empty label, one over 128 characters (the columns' bound), a lone surrogate,
+ * or a control or format character (`\p{Cc}`, `\p{Cf}` — a label is printed by `durable-ops show` and the console, where
+ * a newline or terminal escape would forge a row, as `OwnerUserIdSchema` refuses them in owner ids) — a programming
  * error of a library caller, thrown before anything is written.
- * @throws {TypeError} for an empty or over-long label.
+ * @throws {TypeError} for any of those.
  */
 export function assertActor(by: Actor): void {
-  if (typeof by !== 'string' || by === '' || Array.from(by).length > ACTOR_MAX_CHARS || !isWellFormedText(by)) {
-    throw new TypeError(`an actor is 1–${ACTOR_MAX_CHARS} characters of well-formed text (owner, operator:<sub>, cli:<user>@<host>)`);
+  if (typeof by !== 'string' || by === '' || Array.from(by).length > ACTOR_MAX_CHARS || !isWellFormedText(by) || CONTROL_OR_FORMAT.test(by)) {
+    throw new TypeError(`an actor is 1–${ACTOR_MAX_CHARS} characters of well-formed text without control or format characters (owner, operator:<sub>, cli:<user>@<host>)`);
   }
 }
 
@@ -41,7 +46,11 @@ export function operatorActor(sub: string): Actor {
   return bounded(`operator:${sub}`);
 }
 
-/** The {@link Actor} of a `durable-ops` command: `cli:<OS user>@<host name>` (`cli:<host name>` when the OS has no user name), cut to 128 characters. */
+/**
+ * The {@link Actor} of a `durable-ops` command: `cli:<OS user>@<host name>` (`cli:<host name>` when the OS has no user
+ * name), cut to 128 characters. Control and format characters in either name (the OS does not forbid them) become `?`,
+ * so the label always passes {@link assertActor}.
+ */
 export function cliActor(): Actor {
   let user = '';
   try {
@@ -49,5 +58,6 @@ export function cliActor(): Actor {
   } catch {
     // No passwd entry for the uid (a container): the host alone.
   }
-  return bounded(`cli:${user ? `${user}@` : ''}${hostname()}`);
+  const label = `cli:${user ? `${user}@` : ''}${hostname()}`;
+  return bounded(Array.from(label, (char) => (CONTROL_OR_FORMAT.test(char) ? '?' : char)).join(''));
 }

@@ -347,4 +347,20 @@ describe.skipIf(mode === 'skip')('operator console in Chromium against the real 
     await fetch(`${env.url}/api/operations/${id}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${bob}` } });
     await waitForStatus(env.url, bob, id, 'cancelled');
   });
+
+  it('says "not recorded" for a cancel recorded before the canceller was kept, in the summary and on its timeline event', async () => {
+    const { page } = watched;
+    const bob = await ownerToken('bob');
+    const id = await admit(bob, 'bob-cancel-unrecorded', 120_000);
+    expect((await fetch(`${env.url}/api/operations/${id}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${bob}` } })).status).toBe(200);
+    await waitForStatus(env.url, bob, id, 'cancelled');
+    // What a row cancelled before the cancel_requested_by and cancelled_by migrations holds.
+    const { db } = env.stack.runtime.store;
+    await db.updateTable('operations').set({ cancel_requested_by: null }).where('id', '=', id).execute();
+    await db.updateTable('operation_events').set({ cancelled_by: null }).where('operation_id', '=', id).execute();
+    await page.goto(`${env.url}/console/operations/${id}`);
+    await page.getByTestId('operation-status').filter({ hasText: 'cancelled' }).waitFor();
+    expect(await page.getByTestId('cancel-requested-by').textContent()).toBe('not recorded');
+    expect(await page.getByTestId('cancelled-by').allTextContents()).toEqual(['by not recorded']);
+  });
 });

@@ -120,11 +120,15 @@ describe.each(DIALECTS)('who asked for a cancel is recorded with it, on %s', (di
     expect(JSON.stringify(dto)).not.toContain('ops-olivia');
   });
 
-  it.skipIf(skip)('an actor that is empty or over 128 characters is refused before anything is written', async () => {
+  it.skipIf(skip)('an actor that is empty, over 128 characters, or carries control or format characters is refused before anything is written', async () => {
     const id = await admit();
     await expect(cancelAsOperator(t.store, id, '')).rejects.toBeInstanceOf(TypeError);
     await expect(cancelAsOperator(t.store, id, 'x'.repeat(129))).rejects.toBeInstanceOf(TypeError);
     await expect(cancelAsOperator(t.store, id, '\ud800')).rejects.toBeInstanceOf(TypeError);
+    // A newline would forge a row of `durable-ops show`; ESC a terminal escape; U+202E a right-to-left look-alike.
+    await expect(cancelAsOperator(t.store, id, 'operator:x\nstatus  succeeded')).rejects.toBeInstanceOf(TypeError);
+    await expect(cancelOperation(owner, id, undefined, 'cli:\x1b]0;title\x07@host')).rejects.toBeInstanceOf(TypeError);
+    await expect(cancelAsOperator(t.store, id, 'operator:\u202Eeilo')).rejects.toBeInstanceOf(TypeError);
     expect(await t.store.db.selectFrom('operations').select(['status', 'cancel_requested_by']).where('id', '=', id).executeTakeFirstOrThrow()).toEqual({
       status: 'queued',
       cancel_requested_by: null,

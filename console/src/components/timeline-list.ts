@@ -18,7 +18,7 @@ export function TimelineList({ events }: { readonly events: readonly TimelineEve
             </span>
             <span class="hint">attempt ${event.attempt}, cycle ${event.cycle}</span>
             ${event.failureCode && html`<code>${event.failureCode}</code>`}
-            ${event.to === 'cancelled' && event.cancelledBy !== null ? html`<span class="hint" data-testid="cancelled-by">by ${cancellerText(event.cancelledBy)}</span>` : null}
+            ${event.to === 'cancelled' ? html`<span class="hint" data-testid="cancelled-by">by ${cancellerText(event.cancelledBy)}</span>` : null}
           </li>
         `,
       )}

@@ -108,10 +108,11 @@ export async function getOperationForOperator(store: Store, id: unknown): Promis
  * operation becomes `cancelled` at once with its notification, a running one gets `cancelRequested` and stops at its
  * next heartbeat — recorded as requested `by` the operator (`operatorActor(sub)` over HTTP, `cliActor()` for the CLI;
  * `cancelRequestedBy` in the view and timeline). A cancel already requested keeps its first actor.
- * @param by who cancels: an `Actor` (lib/owners/actor.ts).
+ * @param by who cancels: an `Actor` (`operatorActor`, `cliActor`; exported with `assertActor`).
  * @param telemetry where the change is logged and counted, as for the owner's cancel. @default nowhere
  * @throws {OperationNotFoundError} for an unknown or malformed id.
  * @throws {InvalidTransitionError} when it already succeeded or failed (409).
+ * @throws {TypeError} `by` is not an `Actor` (`assertActor`); nothing changed.
  */
 export async function cancelAsOperator(store: Store, id: unknown, by: Actor, telemetry?: Telemetry): Promise<OperationRow> {
   const row = await getOperationForOperator(store, id);

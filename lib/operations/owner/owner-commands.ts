@@ -50,7 +50,7 @@ const UNRECORDED: Telemetry = Object.freeze({ logger: silentLogger, metrics: noo
  * @returns the operation after the change.
  * @throws {OperationNotFoundError} unknown id or another owner's operation (404).
  * @throws {InvalidTransitionError} already `succeeded` or `failed` (409).
- * @throws {TypeError} `by` is not an `Actor` (empty, or over 128 characters); nothing changed.
+ * @throws {TypeError} `by` is not an `Actor` (empty, over 128 characters, or with a control or format character; `assertActor`); nothing changed.
  */
 export async function cancelOperation(scope: OwnerScope, id: unknown, telemetry: Telemetry = UNRECORDED, by: Actor = OWNER_ACTOR): Promise<OperationRow> {
   assertOwnerScope(scope);
