@@ -31,8 +31,16 @@ export async function up(db: Kysely<any>): Promise<void> {
   }
 }
 
-/** Back to `20261201001500`'s trigger (which writes no `cancelled_by`). */
+/**
+ * Back to `20261201001500`'s trigger (which writes no `cancelled_by`), dropped and created in one transaction on SQLite.
+ * MariaDB commits each trigger statement on its own, so there a change made between the two writes no event — a down
+ * migration is for a stack that is stopped.
+ */
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql`DROP TRIGGER IF EXISTS operation_events_on_update`.execute(db);
-  await createUpdateTriggerV1(db);
+  const swap = async (on: Kysely<any>) => {
+    await sql`DROP TRIGGER IF EXISTS operation_events_on_update`.execute(on);
+    await createUpdateTriggerV1(on);
+  };
+  if (columnTypes(db).mariadb) await swap(db);
+  else await db.transaction().execute(swap);
 }
