@@ -42,3 +42,14 @@ export function charCount(text: string): number {
 export function isWellFormedText(text: string): boolean {
   return !LONE_SURROGATE.test(text);
 }
+
+/** One control or format character (`\p{Cc}`, `\p{Cf}`: NUL, ESC, CR/LF, bidi overrides, zero-width characters, BOM). */
+const CONTROL_OR_FORMAT_CHAR = /[\p{Cc}\p{Cf}]/u;
+
+/**
+ * True when `text` holds a control or format character: refused in what a terminal or the console prints as a label
+ * (owner ids, actors), where it would print as a terminal escape or a forged row, or make two labels look alike.
+ */
+export function hasControlOrFormat(text: string): boolean {
+  return CONTROL_OR_FORMAT_CHAR.test(text);
+}

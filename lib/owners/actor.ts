@@ -1,11 +1,8 @@
 import { hostname, userInfo } from 'node:os';
-import { isWellFormedText } from '../jobs/job-limits.js';
+import { hasControlOrFormat, isWellFormedText } from '../jobs/job-limits.js';
 
 /** Longest actor label, in characters (Unicode code points, as the columns that store one count them). */
 const ACTOR_MAX_CHARS = 128;
-
-/** Control and format characters (NUL, ESC, CR/LF, bidi overrides, zero-width): refused in owner ids for the same reason. */
-const CONTROL_OR_FORMAT = /[\p{Cc}\p{Cf}]/u;
 
 /**
  * Who did something on an operation, as the rows that record it name them (docs/design.md §8 "Ops surface"):
@@ -24,7 +21,7 @@ export type Actor = string;
  * @throws {TypeError} for any of those.
  */
 export function assertActor(by: Actor): void {
-  if (typeof by !== 'string' || by === '' || Array.from(by).length > ACTOR_MAX_CHARS || !isWellFormedText(by) || CONTROL_OR_FORMAT.test(by)) {
+  if (typeof by !== 'string' || by === '' || Array.from(by).length > ACTOR_MAX_CHARS || !isWellFormedText(by) || hasControlOrFormat(by)) {
     throw new TypeError(`an actor is 1–${ACTOR_MAX_CHARS} characters of well-formed text without control or format characters (owner, operator:<sub>, cli:<user>@<host>)`);
   }
 }
@@ -59,5 +56,5 @@ export function cliActor(): Actor {
     // No passwd entry for the uid (a container): the host alone.
   }
   const label = `cli:${user ? `${user}@` : ''}${hostname()}`;
-  return bounded(Array.from(label, (char) => (CONTROL_OR_FORMAT.test(char) ? '?' : char)).join(''));
+  return bounded(Array.from(label, (char) => (hasControlOrFormat(char) ? '?' : char)).join(''));
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { charCount, isWellFormedText } from '../jobs/job-limits.js';
+import { charCount, hasControlOrFormat, isWellFormedText } from '../jobs/job-limits.js';
 import { FieldLimits } from '../validation/field-limits.js';
 
 /**
@@ -15,5 +15,5 @@ export const OwnerUserIdSchema = z
   .string()
   .min(1, 'must not be empty')
   .refine(isWellFormedText, 'must be well-formed Unicode text (no lone surrogate)')
-  .refine((id) => !/[\p{Cc}\p{Cf}]/u.test(id), 'must not contain control or format characters')
+  .refine((id) => !hasControlOrFormat(id), 'must not contain control or format characters')
   .refine((id) => charCount(id) <= FieldLimits.ownerUserId, `must be at most ${FieldLimits.ownerUserId} characters`);
